@@ -1,0 +1,85 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: MIT
+#
+# PID 1 of the Soft-RoCE lab VM (see scripts/lab). It runs from the initramfs
+# with busybox only, so it uses nothing that is not in busybox until it has
+# mounted the host's root file system.
+#
+# What it does, in order:
+#   1. mount /proc, /sys, /dev and load the modules Soft-RoCE needs
+#   2. mount the host root (read-only), the repository and the run folder
+#      (read-write), all over virtio-9p
+#   3. give a dummy interface an address that exists only inside this VM and
+#      put an rxe device on it
+#   4. run the command from the run folder as root in a chroot of the host
+#   5. write the command's exit status to the run folder and power off
+#
+# The run folder holds: repo (path of the repository), addr (IPv4 address for
+# RDMA), env (shell assignments to export), cmd (the command, shell-quoted).
+# Lines starting with "lab:" go to the console so the caller can follow along.
+
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /host /lab
+/bin/busybox --install -s
+export PATH=/sbin:/bin:/usr/sbin:/usr/bin
+
+say() { echo "lab: $*"; }
+stop() {
+	sync
+	poweroff -f
+}
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+
+# crc32_generic first: rxe asks the crypto layer for "crc32" when a device is
+# added, and without it "rdma link add" fails with "No such file or directory".
+for m in crc32_generic virtio_pci virtio_net 9pnet_virtio 9p dummy \
+	rdma_rxe ib_uverbs rdma_ucm; do
+	modprobe "$m" || { say "modprobe $m failed"; stop; }
+done
+
+p9="trans=virtio,version=9p2000.L,msize=262144"
+mount -t 9p -o "$p9" run /lab || { say "mounting the run folder failed"; stop; }
+fail() {
+	say "$*"
+	echo 125 > /lab/rc
+	stop
+}
+mount -t 9p -o "$p9,ro" hostroot /host || fail "mounting the host root failed"
+mount -t proc proc /host/proc || fail "mounting /proc failed"
+mount -t sysfs sys /host/sys || fail "mounting /sys failed"
+mount -t devtmpfs dev /host/dev || fail "mounting /dev failed"
+mkdir -p /host/dev/pts /host/dev/shm 2>/dev/null
+mount -t devpts devpts /host/dev/pts
+mount -t tmpfs shm /host/dev/shm
+for d in /tmp /run /var/tmp; do
+	mount -t tmpfs tmpfs "/host$d" || fail "mounting tmpfs on $d failed"
+done
+repo=$(cat /lab/repo)
+mkdir -p "/host$repo" 2>/dev/null # needed only when the repository is under /tmp
+mount -t 9p -o "$p9" repo "/host$repo" || fail "mounting the repository at $repo failed"
+mkdir -p /host/run/lab
+mount -o bind /lab /host/run/lab || fail "binding the run folder failed"
+
+# Soft-RoCE on a dummy interface: the address exists only inside this VM, and
+# two processes on the same rxe device talk through rxe's internal loopback.
+# (rdma_cm cannot use 127.0.0.1: rxe on "lo" has no route for the CM.)
+addr=$(cat /lab/addr)
+in_host() { chroot /host "$@"; }
+in_host ip link set lo up || fail "ip link set lo up failed"
+# Loading the dummy module already made dummy0; make it only if it is missing.
+in_host ip link show dummy0 >/dev/null 2>&1 ||
+	in_host ip link add dummy0 type dummy || fail "ip link add dummy0 failed"
+in_host ip addr add "$addr/24" dev dummy0 || fail "ip addr add $addr failed"
+in_host ip link set dummy0 up || fail "ip link set dummy0 up failed"
+in_host rdma link add rxe0 type rxe netdev dummy0 || fail "rdma link add rxe0 failed"
+say "rxe0 is up on dummy0 with $addr; running the command"
+
+chroot /host /bin/bash -c '
+	. /run/lab/env
+	cd "$(cat /run/lab/repo)" || exit 125
+	eval "exec $(cat /run/lab/cmd)"
+' </dev/null
+echo $? > /lab/rc
+stop

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+#
+# Shell helpers shared by scripts/lab, scripts/check and scripts/tour.
+# Source it; it defines functions and a few variables and runs nothing.
+
+REX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian packages, by what they are needed for.
+REX_PKGS_BUILD="gcc make cmake pkg-config libibverbs-dev librdmacm-dev"
+REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest"
+REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod"
+REX_PKGS_DOCS="doxygen graphviz mscgen"
+
+rex_say() { printf '%s: %s\n' "${REX_SCRIPT:-rex}" "$*" >&2; }
+rex_die() {
+	rex_say "error: $*"
+	exit 1
+}
+
+# rex_as_root CMD...: run CMD as root, through sudo when we are not root.
+rex_as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		rex_die "'$*' needs root: run as root or install sudo"
+	fi
+}
+
+# rex_apt_updated: run "apt-get update" once per invocation of a script.
+rex_apt_updated() {
+	[ -n "${REX_APT_UPDATED:-}" ] && return 0
+	rex_say "updating the Debian package lists (apt-get update)"
+	rex_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null ||
+		rex_die "apt-get update failed"
+	REX_APT_UPDATED=1
+}
+
+# rex_need_packages PKG...: install the Debian packages that are missing,
+# saying which. Packages already installed cost nothing.
+rex_need_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	command -v apt-get >/dev/null 2>&1 ||
+		rex_die "missing packages (${missing[*]}) and no apt-get to install them"
+	rex_apt_updated
+	rex_say "installing Debian packages: ${missing[*]}"
+	rex_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "${missing[@]}" >/dev/null ||
+		rex_die "apt-get install ${missing[*]} failed"
+}
