@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: MIT
+#
+# The build pieces every chapter uses:
+#   rex_target_defaults(TARGET)  warnings, C11, sanitizers for one of our targets
+#   rex_unit_test(NAME SOURCE [LIBS...])   a hardware-free test executable
+#   rex_chapter(NAME ...)        a chapter: two programs, unit tests, a page
+#   rex_pair_test(NAME ...)      an end-to-end server/client run on RDMA
+
+set(REX_PAIR_RUNNER ${PROJECT_SOURCE_DIR}/tests/pair-runner.sh)
+# Each end-to-end test gets a port of its own so tests can run in parallel.
+set_property(GLOBAL PROPERTY REX_NEXT_PORT 20900)
+
+function(rex_target_defaults target)
+  target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes)
+  if(REX_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(REX_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=undefined)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# rex_unit_test(<test name> <source> [libraries...])
+# One executable per behaviour, label "unit"; no RDMA device needed.
+function(rex_unit_test name source)
+  string(REPLACE "." "_" exe "test_${name}")
+  string(REPLACE "-" "_" exe "${exe}")
+  add_executable(${exe} ${source})
+  set_target_properties(${exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${exe} PRIVATE ${ARGN})
+  rex_target_defaults(${exe})
+  add_test(NAME ${name} COMMAND ${exe})
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 30)
+endfunction()
+
+# rex_chapter(<NN-topic>
+#             SERVER <sources...> CLIENT <sources...>
+#             [SHARED <sources...>]      compiled into both programs and the unit tests
+#             [UNIT_TESTS <sources...>]  tests/<NN-topic>/test_<what>.c -> test <NN-topic>.<what>
+#             [PAGE <docs page>])
+# Builds build/bin/<NN-topic>-server and build/bin/<NN-topic>-client.
+function(rex_chapter name)
+  cmake_parse_arguments(CH "" "PAGE" "SERVER;CLIENT;SHARED;UNIT_TESTS" ${ARGN})
+  set(libs rex_common PkgConfig::RDMACM PkgConfig::IBVERBS)
+  if(CH_SHARED)
+    add_library(${name}-shared STATIC ${CH_SHARED})
+    target_include_directories(${name}-shared PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_libraries(${name}-shared PUBLIC ${libs})
+    rex_target_defaults(${name}-shared)
+    set(libs ${name}-shared ${libs})
+  endif()
+  foreach(side server client)
+    string(TOUPPER ${side} SIDE)
+    add_executable(${name}-${side} ${CH_${SIDE}})
+    target_link_libraries(${name}-${side} PRIVATE ${libs})
+    rex_target_defaults(${name}-${side})
+  endforeach()
+  foreach(src ${CH_UNIT_TESTS})
+    get_filename_component(stem ${src} NAME_WE)
+    string(REGEX REPLACE "^test_" "" what ${stem})
+    rex_unit_test(${name}.${what} ${src} ${libs})
+  endforeach()
+  if(CH_PAGE)
+    set_property(GLOBAL APPEND PROPERTY REX_DOC_PAGES ${CMAKE_CURRENT_SOURCE_DIR}/${CH_PAGE})
+  endif()
+endfunction()
+
+# rex_pair_test(<test name>
+#   [SERVER <program> <args...>]  [CLIENT <program> <args...>]
+#   [SERVER_EXIT <code>] [CLIENT_EXIT <code>]      expected exit codes (default 0)
+#   [SERVER_EXPECT <regex>...] [CLIENT_EXPECT <regex>...]  lines that must appear
+#   [CLIENT_WITHIN <seconds>]                      the client must finish this fast
+#   [TIMEOUT <seconds>])                           the whole test (default 120)
+# <program> is a target name such as 01-connect-client. In arguments, @ADDR@
+# becomes the lab's RDMA address and @PORT@ a port unique to this test.
+# Label "rdma"; exit 77 (skipped) when no RDMA device or address is available.
+function(rex_pair_test name)
+  cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;TIMEOUT"
+                        "SERVER;CLIENT;SERVER_EXPECT;CLIENT_EXPECT" ${ARGN})
+  get_property(port GLOBAL PROPERTY REX_NEXT_PORT)
+  math(EXPR next "${port} + 1")
+  set_property(GLOBAL PROPERTY REX_NEXT_PORT ${next})
+  if(NOT PT_TIMEOUT)
+    set(PT_TIMEOUT 120)
+  endif()
+  set(args --port ${port} --timeout ${PT_TIMEOUT})
+  foreach(side SERVER CLIENT)
+    string(TOLOWER ${side} flag)
+    if(PT_${side})
+      list(POP_FRONT PT_${side} prog)
+      list(APPEND args --${flag} $<TARGET_FILE:${prog}> ${PT_${side}} --end)
+    endif()
+    if(DEFINED PT_${side}_EXIT)
+      list(APPEND args --${flag}-exit ${PT_${side}_EXIT})
+    endif()
+    foreach(re ${PT_${side}_EXPECT})
+      list(APPEND args --${flag}-expect ${re})
+    endforeach()
+  endforeach()
+  if(PT_CLIENT_WITHIN)
+    list(APPEND args --client-within ${PT_CLIENT_WITHIN})
+  endif()
+  add_test(NAME ${name} COMMAND ${REX_PAIR_RUNNER} ${args})
+  math(EXPR ctest_timeout "${PT_TIMEOUT} + 30")
+  set_tests_properties(${name} PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
+endfunction()

@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+#include "rex_device.h"

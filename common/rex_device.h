@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file rex_device.h
+ * \brief Is there an RDMA device at all, and are the queue sizes we want within its limits?
+ *
+ * Programs call rex_device_present() first thing after parsing the command
+ * line, so that a machine with no RDMA device gets one clear sentence and the
+ * exit code 77 instead of a puzzling failure deep inside the CM. Queue sizes
+ * are checked against ibv_query_device() instead of trusting constants:
+ * Soft-RoCE, for example, has limits of its own.
+ *
+ * Copy rex_device.c and rex_device.h together; they need only libibverbs.
+ */
+#ifndef REX_DEVICE_H
+#define REX_DEVICE_H
+
+#include <infiniband/verbs.h>
+
+/**
+ * \brief Count the RDMA devices; when there are none, print why to stderr.
+ *
+ * The message names ibv_get_device_list() and says how to add a Soft-RoCE
+ * device (`rdma link add rxe0 type rxe netdev IFACE`) or to use scripts/lab.
+ *
+ * \return the number of devices (> 0), or -ENODEV when there are none, or
+ *         another negative errno when ibv_get_device_list() failed.
+ */
+int rex_device_present(void);
+
+/**
+ * \brief Check queue sizes against the limits of the device behind \p context.
+ *
+ * \param context  an open device (for example `cm_id->verbs`).
+ * \param cqe      completion queue entries wanted.
+ * \param wr       work requests per send or receive queue wanted.
+ * \param sge      scatter/gather entries per work request wanted.
+ * \return 0 when all fit; -EINVAL after printing which limit is exceeded
+ *         (e.g. "queue depth 4096 exceeds max_qp_wr 1024 of rxe0"); or the
+ *         negative errno of a failing ibv_query_device(), after printing it.
+ */
+int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sge);
+
+#endif /* REX_DEVICE_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file rex_error.h
+ * \brief Error messages that name the failing call, the reason, and a hint.
+ *
+ * Verbs and the RDMA connection manager report failure in three ways:
+ * `ibv_post_*` and `ibv_modify_qp` return an errno value, `ibv_reg_mr` and the
+ * other constructors return NULL and set `errno`, and `rdma_*` calls return -1
+ * and set `errno`. Callers turn each into a positive errno value and hand it to
+ * rex_report_errno(), so every message has the same shape:
+ *
+ *     rdma_resolve_addr: No route to host
+ *       hint: ...
+ *
+ * Failed work completions go to rex_report_wc(), which prints the status text
+ * (`ibv_wc_status_str()`), the status number, `wr_id`, opcode and `vendor_err`.
+ *
+ * Copy rex_error.c and rex_error.h together; they need only libibverbs.
+ */
+#ifndef REX_ERROR_H
+#define REX_ERROR_H
+
+#include <stddef.h>
+#include <infiniband/verbs.h>
+
+/**
+ * \brief A one-line hint for a well-known cause of \p err, or NULL.
+ *
+ * \param call  name of the failing call, e.g. "ibv_reg_mr"; some hints depend
+ *              on it (ENOMEM from a registration means the memlock limit).
+ * \param err   positive errno value.
+ * \return a static string (never free it), or NULL when there is no hint.
+ */
+const char *rex_errno_hint(const char *call, int err);
+
+/**
+ * \brief Format "call: reason" and, when there is one, "\n  hint: ..." into \p buf.
+ *
+ * \return the length the full message has (as snprintf()); the text in \p buf
+ *         is cut to fit \p len and always NUL-terminated when \p len > 0.
+ */
+int rex_format_errno(char *buf, size_t len, const char *call, int err);
+
+/**
+ * \brief Print rex_format_errno()'s message and a newline to stderr.
+ *
+ * \param call  name of the failing call.
+ * \param err   positive errno value (a negative one is accepted and negated).
+ */
+void rex_report_errno(const char *call, int err);
+
+/**
+ * \brief A one-line hint for a well-known work-completion status, or NULL.
+ * \return a static string (never free it), or NULL.
+ */
+const char *rex_wc_hint(enum ibv_wc_status status);
+
+/**
+ * \brief Format a failed work completion into \p buf:
+ *        "what: work completion failed: <status text> (status N, wr_id W, opcode O, vendor_err 0xV)"
+ *        and, when there is one, "\n  hint: ...".
+ *
+ * \return as rex_format_errno().
+ */
+int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc);
+
+/** \brief Print rex_format_wc()'s message and a newline to stderr. */
+void rex_report_wc(const char *what, const struct ibv_wc *wc);
+
+#endif /* REX_ERROR_H */

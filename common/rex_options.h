@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file rex_options.h
+ * \brief The one command line every chapter shares, and the exit codes.
+ *
+ * Every program takes the same flags with the same meaning:
+ *
+ * | flag       | server                          | client                     |
+ * |------------|---------------------------------|----------------------------|
+ * | -a ADDR    | address to bind (all if omitted)| server to connect to (required) |
+ * | -p PORT    | port to listen on               | port to connect to         |
+ * | -s SIZE    | message or buffer size in bytes, with an optional K, M or G (binary) suffix ||
+ * | -n COUNT   | how many messages or operations ||
+ * | -w WINDOW  | messages in flight at once      ||
+ * | -c CLIENTS | clients to serve, one after another (0: no limit) | - |
+ * | -v         | verbose: debug lines to stderr  ||
+ * | -h         | print usage with the defaults and exit 0 ||
+ *
+ * A program enables only the flags it uses (`-a -p -v -h` are always on).
+ * Numbers are checked: no sign, no trailing characters, within the program's
+ * range. Bad input prints one line naming the flag and the problem, then the
+ * usage, and the caller exits with #REX_EXIT_USAGE before creating anything.
+ *
+ * Copy rex_options.c and rex_options.h together; they need only libc.
+ */
+#ifndef REX_OPTIONS_H
+#define REX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/** \name Exit codes shared by every program
+ * @{ */
+#define REX_EXIT_OK 0         /**< success */
+#define REX_EXIT_FAILURE 1    /**< a runtime failure or a failing peer */
+#define REX_EXIT_USAGE 2      /**< bad command line; nothing was created */
+#define REX_EXIT_NO_DEVICE 77 /**< no usable RDMA device (test runners report "skipped") */
+/** @} */
+
+/** The TCP-style port the chapters use when -p is not given. */
+#define REX_DEFAULT_PORT 20886
+
+/** Optional flags a program can enable (see rex_options_spec::flags). */
+enum rex_option_flag {
+	REX_OPT_SIZE = 1u << 0,    /**< -s SIZE */
+	REX_OPT_COUNT = 1u << 1,   /**< -n COUNT */
+	REX_OPT_WINDOW = 1u << 2,  /**< -w WINDOW */
+	REX_OPT_CLIENTS = 1u << 3, /**< -c CLIENTS (servers) */
+};
+
+/** The values of a parsed command line. */
+struct rex_options {
+	const char *addr; /**< -a: points into argv, or NULL (server: bind all) */
+	uint16_t port;    /**< -p */
+	uint64_t size;    /**< -s, bytes */
+	uint64_t count;   /**< -n */
+	uint32_t window;  /**< -w */
+	uint32_t clients; /**< -c; 0 means no limit */
+	bool verbose;     /**< -v */
+};
+
+/** What a program accepts: its flags, defaults and ranges. */
+struct rex_options_spec {
+	const char *program;  /**< name shown in usage, e.g. "01-connect-client" */
+	const char *summary;  /**< one line saying what the program does */
+	bool is_server;       /**< -a is optional for servers, required for clients */
+	unsigned flags;       /**< OR of ::rex_option_flag for the optional flags */
+	struct rex_options defaults; /**< values when a flag is absent (port 0 means REX_DEFAULT_PORT) */
+	uint64_t min_size, max_size; /**< inclusive range for -s */
+	uint64_t min_count, max_count; /**< inclusive range for -n */
+	uint32_t max_window;  /**< -w ranges over 1..max_window */
+	uint32_t max_clients; /**< -c ranges over 0..max_clients */
+};
+
+/** What rex_options_parse() found. */
+enum rex_options_result {
+	REX_OPTIONS_OK = 0,   /**< \p out holds the values: go on */
+	REX_OPTIONS_HELP = 1, /**< -h: usage was printed to \p out_stream; exit #REX_EXIT_OK */
+	REX_OPTIONS_BAD = -1, /**< an error and the usage were printed to \p err_stream; exit #REX_EXIT_USAGE */
+};
+
+/**
+ * \brief Parse \p argv according to \p spec.
+ *
+ * Allocates nothing; \p out->addr points into \p argv. May be called more than
+ * once in a process (it resets getopt()).
+ *
+ * \param spec        what the program accepts.
+ * \param argc, argv  as given to main().
+ * \param out         receives the values (defaults where a flag is absent).
+ * \param out_stream  where -h prints the usage (normally stdout).
+ * \param err_stream  where errors and the usage go (normally stderr).
+ * \return one of ::rex_options_result.
+ */
+enum rex_options_result rex_options_parse(const struct rex_options_spec *spec, int argc,
+					  char **argv, struct rex_options *out, FILE *out_stream,
+					  FILE *err_stream);
+
+/** \brief Print the usage text for \p spec, showing every default, to \p stream. */
+void rex_options_usage(const struct rex_options_spec *spec, FILE *stream);
+
+/**
+ * \brief Parse a size such as "4096", "64K", "1M" or "2G" (binary units).
+ * \return 0, or -EINVAL (not a number, sign, bad suffix) or -ERANGE (outside [min, max]).
+ */
+int rex_parse_size(const char *text, uint64_t min, uint64_t max, uint64_t *value);
+
+/**
+ * \brief Parse a plain unsigned decimal number within [min, max].
+ * \return 0, -EINVAL or -ERANGE as rex_parse_size().
+ */
+int rex_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *value);
+
+#endif /* REX_OPTIONS_H */
