@@ -53,11 +53,21 @@ struct rex_cm_event {
  * | any other event                            | -EPROTO          |
  * | rdma_get_cm_event() or poll() failing      | -errno           |
  *
- * An unexpected CONNECT_REQUEST is rejected and its id destroyed, so it cannot leak.
+ * An unexpected CONNECT_REQUEST is rejected and its id destroyed, so it cannot
+ * leak; \p out->id is then NULL. When no event was taken (timeout, poll() or
+ * rdma_get_cm_event() failing) \p out is all zeros: go by the return value.
+ * Private data is copied only for connected (non-UD) ids.
  *
- * \param channel     the event channel to read.
+ * Messages look like
+ *
+ *     rdma_cm: expected RDMA_CM_EVENT_ESTABLISHED, got RDMA_CM_EVENT_REJECTED (status 8: invalid service ID)
+ *       hint: ...
+ *     rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 5000 ms
+ *
+ * \param channel     the event channel to read; its fd may be blocking or not.
  * \param expected    the event that means success.
- * \param timeout_ms  how long to wait in milliseconds; -1 waits forever.
+ * \param timeout_ms  how long to wait in milliseconds; -1 (any negative value)
+ *                    waits forever. A signal does not cut the wait short.
  * \param out         filled in as described; may be NULL when nothing is needed.
  * \return 0 or a negative errno as above.
  */

@@ -22,8 +22,10 @@
  * The message names ibv_get_device_list() and says how to add a Soft-RoCE
  * device (`rdma link add rxe0 type rxe netdev IFACE`) or to use scripts/lab.
  *
- * \return the number of devices (> 0), or -ENODEV when there are none, or
- *         another negative errno when ibv_get_device_list() failed.
+ * \return the number of devices (> 0), or -ENODEV when there are none
+ *         (including a kernel without RDMA support, where
+ *         ibv_get_device_list() fails with ENOSYS), or another negative errno
+ *         when ibv_get_device_list() failed otherwise.
  */
 int rex_device_present(void);
 
@@ -34,9 +36,10 @@ int rex_device_present(void);
  * \param cqe      completion queue entries wanted.
  * \param wr       work requests per send or receive queue wanted.
  * \param sge      scatter/gather entries per work request wanted.
- * \return 0 when all fit; -EINVAL after printing which limit is exceeded
- *         (e.g. "queue depth 4096 exceeds max_qp_wr 1024 of rxe0"); or the
- *         negative errno of a failing ibv_query_device(), after printing it.
+ * \return 0 when all fit; -EINVAL after printing every limit exceeded
+ *         (e.g. "queue depth 4096 exceeds max_qp_wr 1024 of rxe0"), or when a
+ *         size is negative or \p context is NULL; or the negative errno of a
+ *         failing ibv_query_device(), after printing it.
  */
 int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sge);
 

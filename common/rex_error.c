@@ -1,2 +1,193 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Error messages: "call: reason", then a hint for the causes people meet
+ * again and again. The hints are written for someone running the examples on
+ * Soft-RoCE or a real NIC, so they say what to type, not what the spec says.
+ */
 #include "rex_error.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Room for one message; the longest call name plus hint fits many times over. */
+#define REPORT_BUF_LEN 1024
+
+static bool call_is(const char *call, const char *name)
+{
+	return call && strcmp(call, name) == 0;
+}
+
+static bool call_starts_with(const char *call, const char *prefix)
+{
+	return call && strncmp(call, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * Calls that pin memory or allocate device resources. When they fail with
+ * ENOMEM or EAGAIN, the usual cause is RLIMIT_MEMLOCK: registered memory is
+ * locked in RAM and counts against that limit (often only 64 KiB or 8 MiB).
+ */
+static bool call_pins_memory(const char *call)
+{
+	return call_starts_with(call, "ibv_reg_mr") || call_is(call, "ibv_create_cq") ||
+	       call_is(call, "ibv_create_qp") || call_is(call, "rdma_create_qp") ||
+	       call_is(call, "ibv_alloc_pd");
+}
+
+const char *rex_errno_hint(const char *call, int err)
+{
+	switch (err) {
+	case ENODEV:
+		return "no RDMA device serves this address: list devices with `rdma link show`; "
+		       "add Soft-RoCE with `rdma link add rxe0 type rxe netdev IFACE`, "
+		       "or run inside the lab with `scripts/lab run -- ...`";
+	case ENOMEM:
+	case EAGAIN:
+		if (call_pins_memory(call))
+			return "registered memory is locked in RAM and counts against "
+			       "RLIMIT_MEMLOCK: check `ulimit -l` and raise the locked-memory "
+			       "limit (e.g. `ulimit -l unlimited` as root, or limits.conf)";
+		return NULL;
+	case ECONNREFUSED:
+		return "nobody is listening at that address and port: start the server first, "
+		       "and check -a and -p";
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ETIMEDOUT:
+	case EADDRNOTAVAIL:
+		return "the address is unreachable or not on an RDMA interface: use the address "
+		       "of the server's RDMA interface (e.g. $RDMA_LAB_ADDR)";
+	case EADDRINUSE:
+		return "another program already uses this port: stop it, or choose another "
+		       "port with -p";
+	case ECONNRESET:
+		return "the peer disconnected or died: look at its output";
+	case EPROTO:
+		if (call_starts_with(call, "rdma") || call_starts_with(call, "rex_cm"))
+			return "the peer sent a CM event this step did not expect: are both "
+			       "sides the same program version, and did the peer fail?";
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+int rex_format_errno(char *buf, size_t len, const char *call, int err)
+{
+	const char *hint;
+
+	if (err < 0)
+		err = -err;
+	if (!call)
+		call = "(unknown call)";
+	hint = rex_errno_hint(call, err);
+	return snprintf(buf, len, "%s: %s%s%s", call, strerror(err), hint ? "\n  hint: " : "",
+	                hint ? hint : "");
+}
+
+void rex_report_errno(const char *call, int err)
+{
+	char msg[REPORT_BUF_LEN];
+
+	rex_format_errno(msg, sizeof(msg), call, err);
+	fprintf(stderr, "%s\n", msg);
+}
+
+const char *rex_wc_hint(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return "receiver not ready: the peer had no receive posted; post receives "
+		       "before the peer can send, or grant credits per posted receive";
+	case IBV_WC_RETRY_EXC_ERR:
+		return "the peer stopped acknowledging: it died, its queue pair went to error, "
+		       "or the link is down";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "the peer refused the access: check the rkey, address and length, and "
+		       "that its memory was registered with the remote access flags this "
+		       "operation needs";
+	case IBV_WC_LOC_PROT_ERR:
+		return "the lkey does not cover the local buffer: check each SGE's address, "
+		       "length and lkey against the registered memory region";
+	case IBV_WC_LOC_LEN_ERR:
+		return "the receive buffer is smaller than the incoming message: post larger "
+		       "receives or send less";
+	case IBV_WC_LOC_ACCESS_ERR:
+		return "the local memory region lacks an access flag this operation needs "
+		       "(a receive or RDMA READ target needs IBV_ACCESS_LOCAL_WRITE)";
+	case IBV_WC_WR_FLUSH_ERR:
+		return "the queue pair went to the error state: an earlier failure or a "
+		       "disconnect flushed this request; the first failed completion says why";
+	case IBV_WC_REM_INV_REQ_ERR:
+		return "the peer found the request invalid: a message larger than its receive "
+		       "buffer, or an operation its queue pair does not allow";
+	default:
+		return NULL;
+	}
+}
+
+/* Names of the opcodes a plain RC/UD program sees; others print as numbers. */
+static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WC_SEND:
+		return "IBV_WC_SEND";
+	case IBV_WC_RDMA_WRITE:
+		return "IBV_WC_RDMA_WRITE";
+	case IBV_WC_RDMA_READ:
+		return "IBV_WC_RDMA_READ";
+	case IBV_WC_COMP_SWAP:
+		return "IBV_WC_COMP_SWAP";
+	case IBV_WC_FETCH_ADD:
+		return "IBV_WC_FETCH_ADD";
+	case IBV_WC_BIND_MW:
+		return "IBV_WC_BIND_MW";
+	case IBV_WC_LOCAL_INV:
+		return "IBV_WC_LOCAL_INV";
+	case IBV_WC_TSO:
+		return "IBV_WC_TSO";
+	case IBV_WC_RECV:
+		return "IBV_WC_RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return "IBV_WC_RECV_RDMA_WITH_IMM";
+	default:
+		return NULL;
+	}
+}
+
+int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc)
+{
+	char opcode_num[16];
+	const char *opcode;
+	const char *hint;
+	int n;
+
+	if (!what)
+		what = "(unknown operation)";
+	if (!wc)
+		return snprintf(buf, len, "%s: work completion failed: (no work completion)", what);
+
+	opcode = wc_opcode_name(wc->opcode);
+	if (!opcode) {
+		snprintf(opcode_num, sizeof(opcode_num), "%d", (int)wc->opcode);
+		opcode = opcode_num;
+	}
+	hint = rex_wc_hint(wc->status);
+	n = snprintf(buf, len,
+	             "%s: work completion failed: %s (status %d, wr_id %" PRIu64
+	             ", opcode %s, vendor_err 0x%" PRIx32 ")%s%s",
+	             what, ibv_wc_status_str(wc->status), (int)wc->status, wc->wr_id, opcode,
+	             wc->vendor_err, hint ? "\n  hint: " : "", hint ? hint : "");
+	return n;
+}
+
+void rex_report_wc(const char *what, const struct ibv_wc *wc)
+{
+	char msg[REPORT_BUF_LEN];
+
+	rex_format_wc(msg, sizeof(msg), what, wc);
+	fprintf(stderr, "%s\n", msg);
+}

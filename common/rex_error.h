@@ -60,6 +60,11 @@ const char *rex_wc_hint(enum ibv_wc_status status);
  *        "what: work completion failed: <status text> (status N, wr_id W, opcode O, vendor_err 0xV)"
  *        and, when there is one, "\n  hint: ...".
  *
+ * W is decimal; O is a name such as IBV_WC_SEND, or a number. Note that
+ * ibv_poll_cq(3) guarantees only wr_id, status, qp_num and vendor_err of a
+ * failed completion: the opcode is printed as the device left it, and may
+ * not say which operation failed (keep that in wr_id).
+ *
  * \return as rex_format_errno().
  */
 int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc);

@@ -19,7 +19,14 @@
  * A program enables only the flags it uses (`-a -p -v -h` are always on).
  * Numbers are checked: no sign, no trailing characters, within the program's
  * range. Bad input prints one line naming the flag and the problem, then the
- * usage, and the caller exits with #REX_EXIT_USAGE before creating anything.
+ * usage, and the caller exits with #REX_EXIT_USAGE before creating anything:
+ *
+ *     01-connect-client: -p 70000: out of range (1..65535)
+ *     01-connect-client: -s 12Q: not a size (digits and an optional K, M or G)
+ *     01-connect-client: missing -a ADDR (the server to connect to)
+ *
+ * The programs take no positional arguments. A repeated flag keeps its last
+ * value.
  *
  * Copy rex_options.c and rex_options.h together; they need only libc.
  */
@@ -83,8 +90,10 @@ enum rex_options_result {
 /**
  * \brief Parse \p argv according to \p spec.
  *
- * Allocates nothing; \p out->addr points into \p argv. May be called more than
- * once in a process (it resets getopt()).
+ * Allocates nothing and does not reorder \p argv; \p out->addr points into
+ * \p argv. May be called more than once in a process (it resets getopt()).
+ * Arguments are read in order and -h stops the parse: "-h -p 0" is help,
+ * "-p 0 -h" is an error.
  *
  * \param spec        what the program accepts.
  * \param argc, argv  as given to main().
@@ -101,8 +110,9 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *spec, i
 void rex_options_usage(const struct rex_options_spec *spec, FILE *stream);
 
 /**
- * \brief Parse a size such as "4096", "64K", "1M" or "2G" (binary units).
- * \return 0, or -EINVAL (not a number, sign, bad suffix) or -ERANGE (outside [min, max]).
+ * \brief Parse a size such as "4096", "64K", "1M" or "2G" (binary units, either case).
+ * \return 0, or -EINVAL (not a number, sign, space, hex, bad suffix) or -ERANGE
+ *         (outside [min, max], or too big for 64 bits); \p value is set only on success.
  */
 int rex_parse_size(const char *text, uint64_t min, uint64_t max, uint64_t *value);
 
