@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_cq.c: wait for completions through a completion channel.
+ * Chapter 02-send-recv's walkthrough shows this file step by step.
+ */
+#include "rex_cq.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Milliseconds on a clock that never jumps. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleep until the channel has an event, for at most timeout_ms (-1: forever). */
+static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+	long long deadline = now_ms() + timeout_ms;
+	int ret;
+
+	for (;;) {
+		int left = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+
+		if (timeout_ms >= 0 && left < 0)
+			left = 0;
+		ret = poll(&pfd, 1, left);
+		if (ret > 0)
+			return 0;
+		if (ret == 0) {
+			fprintf(stderr, "ibv_get_cq_event: no completion within %d ms\n",
+			        timeout_ms);
+			return -ETIMEDOUT;
+		}
+		if (errno != EINTR) {
+			ret = -errno;
+			fprintf(stderr, "poll: %s\n", strerror(errno));
+			return ret;
+		}
+	}
+}
+
+int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc, int max,
+                int timeout_ms)
+{
+	bool armed = false;
+	int n, ret;
+
+	for (;;) {
+		/* [cq-poll] */
+		/* 1. and 3.: take what is there. */
+		n = ibv_poll_cq(cq, max, wc);
+		if (n < 0) {
+			fprintf(stderr, "ibv_poll_cq: failed (%d)\n", n);
+			return -EIO;
+		}
+		if (n > 0)
+			return n;
+		/* [cq-poll] */
+
+		/* [cq-arm] */
+		/* 2. Empty: ask for an event at the next completion, then poll
+		 *    once more before sleeping, for a completion that slipped in
+		 *    after the poll above but before the CQ was armed. */
+		if (!armed) {
+			ret = ibv_req_notify_cq(cq, 0);
+			if (ret) {
+				fprintf(stderr, "ibv_req_notify_cq: %s\n", strerror(ret));
+				return -ret;
+			}
+			armed = true;
+			continue;
+		}
+		/* [cq-arm] */
+
+		/* [cq-sleep] */
+		/* 4. Sleep, then acknowledge the event right away: ibv_destroy_cq()
+		 *    waits until every event it raised has been acknowledged. One
+		 *    event is raised per arming, so arm again before the next sleep. */
+		ret = wait_readable(channel, timeout_ms);
+		if (ret)
+			return ret;
+		struct ibv_cq *event_cq;
+		void *event_context;
+		if (ibv_get_cq_event(channel, &event_cq, &event_context)) {
+			ret = -errno;
+			fprintf(stderr, "ibv_get_cq_event: %s\n", strerror(errno));
+			return ret;
+		}
+		ibv_ack_cq_events(event_cq, 1);
+		armed = false;
+		/* [cq-sleep] */
+	}
+}

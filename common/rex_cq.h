@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file rex_cq.h
+ * \brief Sleeping until work completes: the completion channel, taught in
+ *        chapter 02-send-recv.
+ *
+ * Busy polling burns a core. A completion channel lets a thread sleep until
+ * the CQ has something, in four moves that must come in this order:
+ *
+ * 1. poll the CQ; if it had completions, return them;
+ * 2. arm the CQ with ibv_req_notify_cq(): "wake me at the next completion";
+ * 3. poll again: a completion that arrived between 1 and 2 raised no event,
+ *    and would be missed if we slept now;
+ * 4. sleep in ibv_get_cq_event(), acknowledge the event with
+ *    ibv_ack_cq_events() at once, and start over.
+ *
+ * Copy rex_cq.c with rex_cq.h; they need only libibverbs.
+ */
+#ifndef REX_CQ_H
+#define REX_CQ_H
+
+#include <infiniband/verbs.h>
+
+/**
+ * \brief Wait until \p cq has at least one completion, then take up to \p max.
+ *
+ * Sleeps on \p channel, which must be the completion channel \p cq was made
+ * with, for at most \p timeout_ms between completions. It does not look at
+ * the completions' status: the caller checks each one.
+ *
+ * \param channel     the CQ's completion channel.
+ * \param cq          the completion queue.
+ * \param wc          room for \p max completions.
+ * \param max         how many completions to take at most (>= 1).
+ * \param timeout_ms  how long to sleep at most; -1 sleeps forever.
+ * \return the number of completions in \p wc (1..max); or, after printing
+ *         why, -ETIMEDOUT when nothing completed in time, or the negative
+ *         errno of a failing ibv_poll_cq(), ibv_req_notify_cq(), poll() or
+ *         ibv_get_cq_event().
+ */
+int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc, int max,
+                int timeout_ms);
+
+#endif /* REX_CQ_H */
