@@ -41,6 +41,7 @@ done
 
 p9="trans=virtio,version=9p2000.L,msize=262144"
 mount -t 9p -o "$p9" run /lab || { say "mounting the run folder failed"; stop; }
+: > /lab/booted # tells scripts/lab's boot watchdog that the kernel is up
 fail() {
 	say "$*"
 	echo 125 > /lab/rc
