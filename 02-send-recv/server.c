@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file server.c
+ * \brief Chapter 02, the server: two-sided messages, an echo service with credits.
+ *
+ * What it teaches: work requests, scatter/gather entries and work
+ * completions; registering memory with only the access it needs; posting
+ * receives before accepting, so the client's first SEND finds one; sleeping
+ * on the completion channel instead of spinning; and credit-based flow
+ * control: the client may send only as many messages as we have receives
+ * posted, and we return a credit for each receive we post again.
+ *
+ * The connection itself is chapter 01's, now the helper common/rex_conn.c.
+ *
+ * Run it, then 02-send-recv-client, on an RDMA device (a NIC, or Soft-RoCE):
+ *
+ *     build/bin/02-send-recv-server -a 10.77.0.1 [-p PORT] [-c CLIENTS]
+ *
+ * or, on a machine without RDMA, in the lab VM:
+ *
+ *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" &
+ *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
+ *
+ * It echoes every DATA message as an ECHO with the same payload until the
+ * client says BYE, then waits for its disconnect. It serves one client, or
+ * -c CLIENTS one after another (0: until killed). Exit status: 0 every client
+ * was served; 1 a client failed or something else did (stderr says what);
+ * 2 bad command line; 77 no RDMA device.
+ * The walkthrough is docs/02-send-recv.md.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rex_conn.h"
+#include "rex_cq.h"
+#include "rex_device.h"
+#include "rex_error.h"
+#include "rex_options.h"
+#include "wire.h"
+
+/* [constants] */
+#define PROGRAM "02-send-recv-server"
+
+/* Receives we keep posted for a client: the credits it starts with. Enough
+ * for a window of 16 messages; each holds a header and the client's largest
+ * payload, so 16 receives of 1 MiB at most. */
+#define SR_SERVER_RECVS 16
+/* Send buffers for echoes, at most: an echo's buffer is busy until its send
+ * completes. A client granting fewer credits gets fewer. */
+#define SR_SERVER_SENDS 16
+
+/* How long we sleep on the completion channel for the client's next
+ * message, in ms. A client that died without a disconnect would otherwise
+ * keep us waiting forever. */
+#define CQ_WAIT_TIMEOUT_MS 10000
+/* Each CM step (accept, the client's disconnect), in ms. */
+#define CM_TIMEOUT_MS 5000
+/* Completions taken from the CQ at once. */
+#define WC_BATCH 16
+/* Buffers are page-aligned: registration pins whole pages anyway. */
+#define BUFFER_ALIGN 4096
+/* The most clients -c accepts (0 means no limit). */
+#define MAX_CLIENTS 1000000
+/* [constants] */
+
+/* What a work request was, kept in its wr_id: the completion hands wr_id
+ * back, and it is the only field a failed completion is sure to carry. */
+enum wr_kind { WR_SEND = 1, WR_RECV = 2 };
+
+static uint64_t make_wr_id(enum wr_kind kind, uint32_t slot)
+{
+	return (uint64_t)kind << 32 | slot;
+}
+
+/* One registered memory region cut into equal slots, one per work request. */
+struct buffers {
+	uint8_t *mem;
+	size_t slot_size; /* header + the client's max payload */
+	uint32_t count;
+	struct ibv_mr *mr;
+};
+
+/* One client, from its connect request to its disconnect. */
+struct session {
+	struct rex_conn *conn;
+	struct sr_hello hello;               /* the client's: its credits and max payload */
+	struct buffers recv;                 /* SR_SERVER_RECVS receives */
+	struct buffers send;                 /* echoes in flight */
+	uint32_t free_send[SR_SERVER_SENDS]; /* send slots not in use */
+	uint32_t nfree_send;
+	/* DATA received and not yet echoed, in arrival order. */
+	struct {
+		uint32_t slot;   /* the receive buffer it is in */
+		uint32_t length; /* its payload, checked by sr_header_decode() */
+	} pending[SR_SERVER_RECVS];
+	uint32_t pending_first, npending;
+
+	/* Credits: how many more messages the client has receives for. */
+	uint32_t credits;
+	uint32_t credit_limit; /* the client's receives: credits never exceed them */
+	uint16_t credits_owed; /* receives we re-posted and have not told the client of */
+
+	uint64_t received; /* DATA messages */
+	uint64_t echoed;   /* ECHO sends completed */
+	bool bye;          /* the client said BYE */
+	bool established;
+};
+
+struct server {
+	struct rex_options opts;
+	struct rex_listener *listener;
+	unsigned long served; /* clients handled, well or not */
+	unsigned long failed; /* of those, the ones that failed */
+};
+
+/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
+__attribute__((format(printf, 2, 3))) static void debug(const struct server *s, const char *fmt,
+                                                        ...)
+{
+	va_list ap;
+
+	if (!s->opts.verbose)
+		return;
+	fputs("server: debug: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int parse_command_line(struct server *s, int argc, char **argv)
+{
+	static const struct rex_options_spec spec = {
+	    .program = PROGRAM,
+	    .summary = "echo the messages of 02-send-recv-client, with credit-based flow "
+	               "control",
+	    .is_server = true,
+	    .flags = REX_OPT_CLIENTS,
+	    .defaults = {.clients = 1},
+	    .max_clients = MAX_CLIENTS,
+	};
+
+	return rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
+}
+
+/* [listen] */
+static int listen_for_clients(struct server *s)
+{
+	/* Chapter 01's event channel, id, bind and listen, as one helper call. */
+	s->listener = rex_listener_create(s->opts.addr, s->opts.port);
+	if (!s->listener)
+		return -errno;
+	printf("server: listening on %s\n", s->listener->name);
+	return 0;
+}
+/* [listen] */
+
+/* [wait-request] */
+static int wait_for_request(struct server *s, struct session *ss)
+{
+	struct rex_conn_attr attr;
+
+	/* The connect request brings the client's id; the helper gives it an
+	 * event channel of its own and creates its PD, CQ (with a completion
+	 * channel) and QP, sized for our receives and echoes. */
+	rex_conn_attr_default(&attr);
+	attr.send_depth = SR_SERVER_SENDS;
+	attr.recv_depth = SR_SERVER_RECVS;
+	attr.cq_depth = SR_SERVER_SENDS + SR_SERVER_RECVS; /* room for every completion */
+	attr.timeout_ms = CM_TIMEOUT_MS;
+	ss->conn = rex_listener_get_request(s->listener, &attr);
+	if (!ss->conn)
+		return -errno;
+	printf("server: connect request from %s\n", ss->conn->peer_name);
+	return 0;
+}
+/* [wait-request] */
+
+/* [check-hello] */
+static int check_hello(struct server *s, struct session *ss)
+{
+	char why[SR_WHY_SIZE];
+	int ret;
+
+	/*
+	 * The client's hello: how many receives it posted (our credits) and
+	 * the largest payload it will send (the size of our receives). Both
+	 * come from the peer, so both are checked before we register a byte:
+	 * the decoder refuses 0 credits and payloads above 1 MiB.
+	 */
+	debug(s, "CONNECT_REQUEST carried %u bytes of private data",
+	      (unsigned)ss->conn->peer_data_len);
+	ret = sr_hello_decode(ss->conn->peer_data, ss->conn->peer_data_len, &ss->hello, why,
+	                      sizeof(why));
+	if (ret) {
+		fprintf(stderr, "server: rejecting %s: bad hello: %s\n", ss->conn->peer_name, why);
+		rex_conn_reject(ss->conn, NULL, 0);
+		return ret;
+	}
+	ss->credits = ss->hello.credits;
+	ss->credit_limit = ss->hello.credits;
+	printf("server: client hello: window credits %u, max payload %u bytes\n",
+	       (unsigned)ss->hello.credits, (unsigned)ss->hello.max_payload);
+	return 0;
+}
+/* [check-hello] */
+
+/* [register-memory] */
+static int register_buffers(struct session *ss, struct buffers *b, uint32_t count, int access)
+{
+	size_t len;
+	int err;
+
+	b->slot_size = SR_HEADER_SIZE + ss->hello.max_payload;
+	b->count = count;
+	len = (b->slot_size * count + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
+	b->mem = aligned_alloc(BUFFER_ALIGN, len);
+	if (!b->mem) {
+		err = errno;
+		rex_report_errno("aligned_alloc", err);
+		return -err;
+	}
+	memset(b->mem, 0, len);
+	/*
+	 * Registration pins the pages and gives the device a translation for
+	 * them, with a key: lkey for our own work requests. The access flags
+	 * are what the device may do beyond reading: a receive buffer is
+	 * written by the device (IBV_ACCESS_LOCAL_WRITE); a send buffer is only
+	 * read, which needs no flag at all. Neither is open to the peer.
+	 */
+	b->mr = ibv_reg_mr(ss->conn->pd, b->mem, len, access);
+	if (!b->mr) {
+		err = errno;
+		rex_report_errno("ibv_reg_mr", err);
+		free(b->mem);
+		b->mem = NULL;
+		return -err;
+	}
+	return 0;
+}
+
+/* Undo register_buffers(); accepts buffers never registered. */
+static void release_buffers(struct buffers *b)
+{
+	int ret;
+
+	if (b->mr) {
+		ret = ibv_dereg_mr(b->mr); /* an errno value */
+		if (ret)
+			rex_report_errno("ibv_dereg_mr", ret);
+	}
+	free(b->mem);
+	memset(b, 0, sizeof(*b));
+}
+
+static int register_memory(struct session *ss)
+{
+	uint32_t sends = ss->hello.credits < SR_SERVER_SENDS ? ss->hello.credits : SR_SERVER_SENDS;
+	uint32_t i;
+	int ret;
+
+	ret = register_buffers(ss, &ss->recv, SR_SERVER_RECVS, IBV_ACCESS_LOCAL_WRITE);
+	if (ret)
+		return ret;
+	ret = register_buffers(ss, &ss->send, sends, 0);
+	if (ret) {
+		release_buffers(&ss->recv);
+		return ret;
+	}
+	for (i = 0; i < sends; i++)
+		ss->free_send[ss->nfree_send++] = i;
+	printf("server: registered %u receive buffers of %zu bytes (local write) "
+	       "and %u send buffers (no access flags)\n",
+	       ss->recv.count, ss->recv.slot_size, sends);
+	return 0;
+}
+/* [register-memory] */
+
+/* [post-receive] */
+static int post_receive(struct session *ss, uint32_t slot)
+{
+	/* A scatter/gather entry names a piece of registered memory: where the
+	 * device may put an incoming message. One SGE per work request here. */
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)(ss->recv.mem + (size_t)slot * ss->recv.slot_size),
+	    .length = (uint32_t)ss->recv.slot_size,
+	    .lkey = ss->recv.mr->lkey,
+	};
+	/* The work request: "the next message that arrives goes here". wr_id
+	 * comes back in the completion and tells us which buffer it was. */
+	struct ibv_recv_wr wr = {
+	    .wr_id = make_wr_id(WR_RECV, slot),
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	ret = ibv_post_recv(ss->conn->qp, &wr, &bad); /* an errno value, not -1 */
+	if (ret) {
+		rex_report_errno("ibv_post_recv", ret);
+		return -ret;
+	}
+	return 0;
+}
+/* [post-receive] */
+
+/* [post-receives] */
+static int post_receives(struct session *ss)
+{
+	uint32_t i;
+	int ret;
+
+	/*
+	 * Before we accept: the client may send the moment it is connected,
+	 * and a SEND that finds no receive posted is refused with a "receiver
+	 * not ready" (RNR) NAK. The QP is in the INIT state already, which
+	 * accepts receives. Each receive is one credit for the client.
+	 */
+	for (i = 0; i < ss->recv.count; i++) {
+		ret = post_receive(ss, i);
+		if (ret)
+			return ret;
+	}
+	printf("server: %u receives posted, accepting\n", ss->recv.count);
+	return 0;
+}
+/* [post-receives] */
+
+/* [accept] */
+static int accept_client(struct session *ss)
+{
+	uint8_t data[SR_HELLO_WIRE_SIZE];
+	struct sr_hello hello;
+	int ret;
+
+	/* Our hello: the receives we posted are the client's first credits;
+	 * the max payload confirms the client's, which our receives now hold. */
+	sr_hello_init(&hello, SR_SERVER_RECVS, ss->hello.max_payload);
+	sr_hello_encode(&hello, data);
+	ret = rex_conn_accept(ss->conn, data, sizeof(data));
+	if (ret)
+		return ret;
+	ss->established = true;
+	printf("server: connection established\n");
+	return 0;
+}
+/* [accept] */
+
+/* [echo] */
+static int echo_one(struct session *ss)
+{
+	uint32_t rslot = ss->pending[ss->pending_first].slot;
+	uint32_t length = ss->pending[ss->pending_first].length;
+	uint8_t *rbuf = ss->recv.mem + (size_t)rslot * ss->recv.slot_size;
+	uint32_t slot;
+	uint8_t *buf;
+	struct sr_header hdr;
+	int ret;
+
+	/* Copy the payload out, so the receive can be posted again at once. */
+	slot = ss->free_send[--ss->nfree_send];
+	buf = ss->send.mem + (size_t)slot * ss->send.slot_size;
+	memcpy(buf + SR_HEADER_SIZE, rbuf + SR_HEADER_SIZE, length);
+	ss->pending_first = (ss->pending_first + 1) % SR_SERVER_RECVS;
+	ss->npending--;
+	ret = post_receive(ss, rslot);
+	if (ret)
+		return ret;
+	ss->credits_owed++;
+
+	/* The echo returns the credits for every receive we re-posted,
+	 * including the one just now: the client may send again. */
+	hdr.type = SR_ECHO;
+	hdr.flags = 0;
+	hdr.credits = ss->credits_owed;
+	hdr.length = length;
+	sr_header_encode(&hdr, buf);
+
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)buf,
+	    .length = SR_HEADER_SIZE + length,
+	    .lkey = ss->send.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+	    .wr_id = make_wr_id(WR_SEND, slot),
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = IBV_WR_SEND,
+	    .send_flags = IBV_SEND_SIGNALED, /* tells us when buf is free again */
+	};
+	struct ibv_send_wr *bad;
+
+	ret = ibv_post_send(ss->conn->qp, &wr, &bad); /* an errno value, not -1 */
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		ss->free_send[ss->nfree_send++] = slot;
+		return -ret;
+	}
+	ss->credits--;
+	ss->credits_owed = 0;
+	return 0;
+}
+
+static int echo_pending(struct session *ss)
+{
+	int ret;
+
+	/* A sender never sends without a credit: an echo waits for one (and
+	 * for a free buffer), and the next message from the client brings it. */
+	while (ss->npending > 0 && ss->credits > 0 && ss->nfree_send > 0) {
+		ret = echo_one(ss);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+/* [echo] */
+
+/* [handle-message] */
+static int handle_message(struct session *ss, const struct ibv_wc *wc, uint32_t slot)
+{
+	const uint8_t *buf = ss->recv.mem + (size_t)slot * ss->recv.slot_size;
+	struct sr_header hdr;
+	char why[SR_WHY_SIZE];
+	uint32_t i;
+	int ret;
+
+	/* byte_len is what the device really wrote: the header must agree. */
+	ret = sr_header_decode(buf, wc->byte_len, ss->hello.max_payload, &hdr, why, sizeof(why));
+	if (ret == 0 && (hdr.type == SR_ECHO || ss->bye)) {
+		snprintf(why, sizeof(why), "unexpected %s%s", sr_type_name(hdr.type),
+		         ss->bye ? " after BYE" : "");
+		ret = -EPROTO;
+	}
+	if (ret == 0 && hdr.credits > ss->credit_limit - ss->credits) {
+		snprintf(why, sizeof(why), "%u credits returned, more than the client granted",
+		         (unsigned)hdr.credits);
+		ret = -EPROTO;
+	}
+	if (ret) {
+		fprintf(stderr, "server: bad message from %s: %s\n", ss->conn->peer_name, why);
+		return ret;
+	}
+	ss->credits += hdr.credits;
+	if (hdr.type == SR_BYE) {
+		ss->bye = true;
+		return 0;
+	}
+	/* A DATA: echo it when a credit allows, in the order they came. */
+	i = (ss->pending_first + ss->npending) % SR_SERVER_RECVS;
+	ss->pending[i].slot = slot;
+	ss->pending[i].length = hdr.length;
+	ss->npending++;
+	ss->received++;
+	return 0;
+}
+/* [handle-message] */
+
+/* [wait-completions] */
+static int wait_for_completions(struct session *ss)
+{
+	struct ibv_wc wc[WC_BATCH];
+	int n, i, ret;
+
+	/* Sleep on the completion channel until something completes (see
+	 * common/rex_cq.c), for at most CQ_WAIT_TIMEOUT_MS. */
+	n = rex_cq_wait(ss->conn->comp_channel, ss->conn->cq, wc, WC_BATCH, CQ_WAIT_TIMEOUT_MS);
+	if (n == -ETIMEDOUT)
+		fprintf(stderr,
+		        "server: nothing from %s within %d s: %" PRIu64 " received, "
+		        "%" PRIu64 " echoed, %u credits\n",
+		        ss->conn->peer_name, CQ_WAIT_TIMEOUT_MS / 1000, ss->received, ss->echoed,
+		        ss->credits);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		uint32_t slot = (uint32_t)wc[i].wr_id;
+		bool is_send = wc[i].wr_id >> 32 == WR_SEND;
+
+		/* Check every completion's status: a failed work request says why
+		 * here, and only here. */
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			rex_report_wc(is_send ? "server: send" : "server: receive", &wc[i]);
+			return -EIO;
+		}
+		if (is_send) {
+			ss->free_send[ss->nfree_send++] = slot; /* the buffer is ours again */
+			ss->echoed++;
+			continue;
+		}
+		ret = handle_message(ss, &wc[i], slot);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+/* [wait-completions] */
+
+/* [serve-messages] */
+static int serve_messages(struct session *ss)
+{
+	int ret;
+
+	/* Until BYE: echo what we can, then sleep until something completes. */
+	for (;;) {
+		ret = echo_pending(ss);
+		if (ret)
+			return ret;
+		if (ss->bye && ss->npending == 0)
+			break;
+		ret = wait_for_completions(ss);
+		if (ret)
+			return ret;
+	}
+	/* Let the last echoes complete: their buffers are the device's until then. */
+	while (ss->nfree_send < ss->send.count) {
+		ret = wait_for_completions(ss);
+		if (ret)
+			return ret;
+	}
+	printf("server: echoed %" PRIu64 " messages\n", ss->echoed);
+	printf("server: client said bye\n");
+	return 0;
+}
+/* [serve-messages] */
+
+/* [wait-disconnect] */
+static int wait_for_disconnect(struct session *ss)
+{
+	int ret;
+
+	/* The client disconnects after BYE; the CM reports DISCONNECTED and
+	 * has moved our QP to the error state: our receives still posted are
+	 * flushed, and nothing can land in our buffers any more. */
+	ret = rex_conn_wait_disconnect(ss->conn);
+	if (ret)
+		return ret;
+	ss->established = false;
+	printf("server: client disconnected\n");
+	return 0;
+}
+/* [wait-disconnect] */
+
+/* [serve-client] */
+/* Everything that happens to one client after its connect request, in
+ * order; then its resources are released, whatever happened. */
+static void serve_client(struct server *s, struct session *ss)
+{
+	int ret;
+
+	ret = check_hello(s, ss);
+	if (ret)
+		goto out_destroy_connection;
+	ret = register_memory(ss);
+	if (ret)
+		goto out_destroy_connection;
+	ret = post_receives(ss);
+	if (ret)
+		goto out_deregister_memory;
+	ret = accept_client(ss);
+	if (ret)
+		goto out_deregister_memory;
+	ret = serve_messages(ss);
+	if (ret)
+		goto out_disconnect;
+	ret = wait_for_disconnect(ss);
+
+out_disconnect:
+	/* After a failure, we end the connection ourselves. */
+	if (ss->established && rex_conn_disconnect(ss->conn) == 0)
+		printf("server: disconnected %s\n", ss->conn->peer_name);
+out_deregister_memory:
+	release_buffers(&ss->send);
+	release_buffers(&ss->recv);
+out_destroy_connection:
+	if (ret || s->opts.verbose)
+		fprintf(stderr, "server: client %s %s\n", ss->conn->peer_name,
+		        ret ? "failed" : "served");
+	rex_conn_destroy(ss->conn);
+	ss->conn = NULL;
+	s->served++;
+	if (ret)
+		s->failed++;
+}
+/* [serve-client] */
+
+/* [main] */
+int main(int argc, char **argv)
+{
+	struct server s = {0};
+	struct session ss;
+	int status = REX_EXIT_FAILURE;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time, even into a file */
+	ret = parse_command_line(&s, argc, argv);
+	if (ret != REX_OPTIONS_OK)
+		return ret == REX_OPTIONS_HELP ? REX_EXIT_OK : REX_EXIT_USAGE;
+	ret = rex_device_present();
+	if (ret < 0)
+		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
+
+	if (listen_for_clients(&s))
+		goto out;
+	while (s.opts.clients == 0 || s.served < s.opts.clients) {
+		memset(&ss, 0, sizeof(ss));
+		if (wait_for_request(&s, &ss))
+			goto out_destroy_listener;
+		serve_client(&s, &ss);
+	}
+	printf("server: done: %lu client%s served, %lu failed\n", s.served,
+	       s.served == 1 ? "" : "s", s.failed);
+	status = s.failed ? REX_EXIT_FAILURE : REX_EXIT_OK;
+
+out_destroy_listener:
+	rex_listener_destroy(s.listener);
+out:
+	return status;
+}
+/* [main] */
