@@ -74,8 +74,10 @@ struct rex_options_spec {
 	bool is_server;       /**< -a is optional for servers, required for clients */
 	unsigned flags;       /**< OR of ::rex_option_flag for the optional flags */
 	struct rex_options defaults; /**< values when a flag is absent (port 0 means REX_DEFAULT_PORT) */
-	uint64_t min_size, max_size; /**< inclusive range for -s */
-	uint64_t min_count, max_count; /**< inclusive range for -n */
+	uint64_t min_size;    /**< smallest -s accepted */
+	uint64_t max_size;    /**< largest -s accepted */
+	uint64_t min_count;   /**< smallest -n accepted */
+	uint64_t max_count;   /**< largest -n accepted */
 	uint32_t max_window;  /**< -w ranges over 1..max_window */
 	uint32_t max_clients; /**< -c ranges over 0..max_clients */
 };
