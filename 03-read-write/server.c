@@ -246,6 +246,7 @@ static int register_buffer(struct server *s, struct session *c)
 	if (!c->buffer_mr) {
 		err = errno;
 		rex_report_errno("ibv_reg_mr", err);
+		reject_client(c, "the server could not register the memory");
 		return -err;
 	}
 	printf("server: registered %zu bytes for remote write and read: rkey 0x%08x\n", length,
@@ -272,6 +273,7 @@ static int post_done_receive(struct session *c)
 	if (!c->done_mr) {
 		ret = errno;
 		rex_report_errno("ibv_reg_mr", ret);
+		reject_client(c, "the server could not register a receive buffer");
 		return -ret;
 	}
 	sge.lkey = c->done_mr->lkey;
@@ -281,6 +283,7 @@ static int post_done_receive(struct session *c)
 	ret = ibv_post_recv(c->conn->qp, &wr, &bad);
 	if (ret) {
 		rex_report_errno("ibv_post_recv", ret);
+		reject_client(c, "the server could not post a receive");
 		goto out_deregister;
 	}
 	printf("server: receive posted for the client's done message\n");
