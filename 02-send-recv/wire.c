@@ -138,6 +138,7 @@ void sr_header_encode(const struct sr_header *h, uint8_t buf[SR_HEADER_SIZE])
 	put32(buf + HDR_OFF_LENGTH, h->length);
 }
 
+/* [header-decode] */
 int sr_header_decode(const void *buf, size_t received, uint32_t max_payload, struct sr_header *out,
                      char *why, size_t why_size)
 {
@@ -179,6 +180,7 @@ int sr_header_decode(const void *buf, size_t received, uint32_t max_payload, str
 	*out = h;
 	return 0;
 }
+/* [header-decode] */
 
 const char *sr_type_name(uint8_t type)
 {

@@ -59,6 +59,7 @@
 /* Room for any reason a decoder gives, NUL included. */
 #define SR_WHY_SIZE 64
 
+/* [wire-types] */
 /* Message types (the header's first byte). 0 is not a type: zeroed memory
  * never passes as a message. */
 enum sr_type {
@@ -82,6 +83,7 @@ struct sr_header {
 	uint16_t credits; /* credits returned to the peer */
 	uint32_t length;  /* payload bytes after the header */
 };
+/* [wire-types] */
 
 /* Fill in a version-1 hello. */
 void sr_hello_init(struct sr_hello *h, uint16_t credits, uint32_t max_payload);
