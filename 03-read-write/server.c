@@ -59,8 +59,9 @@
 /* How long we wait for the client's "done" message, in ms. The transfers take
  * as long as the client wants (-n times -s, at the link's speed: 200 MiB at
  * Soft-RoCE's 50 MiB/s under emulation is 4 s), and we see none of them.
- * A client that dies meanwhile is noticed only when this runs out: chapter
- * 05 watches the CM's events at the same time and notices at once. */
+ * A client that dies quietly meanwhile (killed, or its machine gone) is
+ * noticed only when this runs out: chapter 05 watches the CM's events at
+ * the same time and notices its disconnect at once. */
 #define DONE_TIMEOUT_MS (10 * 60 * 1000)
 
 /* Queue sizes: this server posts one receive and nothing else. */
@@ -68,8 +69,8 @@
 #define RECV_DEPTH 1 /* the receive for the client's "done" */
 #define CQ_ENTRIES (SEND_DEPTH + RECV_DEPTH)
 
-/* RDMA READs from the client our device serves at once. The client keeps
- * one in flight; a client that keeps more waits for its turn. */
+/* RDMA READs from the client our device serves at once: the client keeps
+ * one in flight. */
 #define RESPONDER_RESOURCES 1
 
 /* Access the client gets to the granted bytes: write and read, no atomics.
