@@ -343,8 +343,9 @@ static int connect_to_server(struct client *c)
 	}
 	c->credits = hello.credits;
 	c->credit_limit = hello.credits;
-	printf("client: connected: server grants %u credits, max payload %u bytes\n",
-	       (unsigned)hello.credits, (unsigned)hello.max_payload);
+	printf("client: connected: server grants %u credits, max payload %u byte%s\n",
+	       (unsigned)hello.credits, (unsigned)hello.max_payload,
+	       hello.max_payload == 1 ? "" : "s");
 
 	/* rnr_retry came from the server's accept (see the walkthrough). */
 	if (c->opts.verbose && ibv_query_qp(c->conn->qp, &qp_attr,
@@ -535,8 +536,8 @@ static int ping_pong(struct client *c)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	c->elapsed_s = seconds_between(&start, &end);
-	printf("client: %" PRIu64 " echoes of %" PRIu64 " bytes intact in %.3f s\n", c->echoed,
-	       c->opts.size, c->elapsed_s);
+	printf("client: %" PRIu64 " echoes of %" PRIu64 " byte%s intact in %.3f s\n", c->echoed,
+	       c->opts.size, c->opts.size == 1 ? "" : "s", c->elapsed_s);
 	return 0;
 }
 /* [ping-pong] */

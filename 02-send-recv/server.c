@@ -207,8 +207,9 @@ static int check_hello(struct server *s, struct session *ss)
 	}
 	ss->credits = ss->hello.credits;
 	ss->credit_limit = ss->hello.credits;
-	printf("server: client hello: window credits %u, max payload %u bytes\n",
-	       (unsigned)ss->hello.credits, (unsigned)ss->hello.max_payload);
+	printf("server: client hello: window credits %u, max payload %u byte%s\n",
+	       (unsigned)ss->hello.credits, (unsigned)ss->hello.max_payload,
+	       ss->hello.max_payload == 1 ? "" : "s");
 	return 0;
 }
 /* [check-hello] */
