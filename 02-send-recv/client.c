@@ -208,10 +208,11 @@ static int register_buffers(struct client *c, struct buffers *b, uint32_t count,
 	return 0;
 }
 
-/* Undo register_buffers(); accepts buffers never registered. */
-static void release_buffers(struct buffers *b)
+/* Undo register_buffers(); accepts buffers never registered. Returns 0, or
+ * the negative errno of a failing ibv_dereg_mr() (EBUSY: still in use). */
+static int release_buffers(struct buffers *b)
 {
-	int ret;
+	int ret = 0;
 
 	if (b->mr) {
 		ret = ibv_dereg_mr(b->mr); /* an errno value */
@@ -220,6 +221,7 @@ static void release_buffers(struct buffers *b)
 	}
 	free(b->mem);
 	memset(b, 0, sizeof(*b));
+	return -ret;
 }
 
 static int register_memory(struct client *c)
@@ -616,15 +618,17 @@ static int disconnect(struct client *c)
 /* [disconnect] */
 
 /* [teardown] */
-static void deregister_memory(struct client *c)
+static int deregister_memory(struct client *c)
 {
 	/* After the disconnect the QP is in the error state: the device no
 	 * longer touches this memory, and it may be deregistered and freed. */
-	release_buffers(&c->send);
-	release_buffers(&c->recv);
+	int send_err = release_buffers(&c->send);
+	int recv_err = release_buffers(&c->recv);
+
 	free(c->rtt_us);
 	free(c->sent_at);
 	free(c->free_send);
+	return send_err ? send_err : recv_err;
 }
 /* [teardown] */
 
@@ -662,7 +666,8 @@ out_disconnect:
 	if (disconnect(&c))
 		status = REX_EXIT_FAILURE;
 out_deregister_memory:
-	deregister_memory(&c);
+	if (deregister_memory(&c))
+		status = REX_EXIT_FAILURE;
 out_destroy_connection:
 	rex_conn_destroy(c.conn);
 out:

@@ -248,10 +248,11 @@ static int register_buffers(struct session *ss, struct buffers *b, uint32_t coun
 	return 0;
 }
 
-/* Undo register_buffers(); accepts buffers never registered. */
-static void release_buffers(struct buffers *b)
+/* Undo register_buffers(); accepts buffers never registered. Returns 0, or
+ * the negative errno of a failing ibv_dereg_mr() (EBUSY: still in use). */
+static int release_buffers(struct buffers *b)
 {
-	int ret;
+	int ret = 0;
 
 	if (b->mr) {
 		ret = ibv_dereg_mr(b->mr); /* an errno value */
@@ -260,6 +261,7 @@ static void release_buffers(struct buffers *b)
 	}
 	free(b->mem);
 	memset(b, 0, sizeof(*b));
+	return -ret;
 }
 
 static int register_memory(struct session *ss)
@@ -580,8 +582,10 @@ out_disconnect:
 	if (ss->established && rex_conn_disconnect(ss->conn) == 0)
 		printf("server: disconnected %s\n", ss->conn->peer_name);
 out_deregister_memory:
-	release_buffers(&ss->send);
-	release_buffers(&ss->recv);
+	if (release_buffers(&ss->send) && !ret)
+		ret = -EBUSY;
+	if (release_buffers(&ss->recv) && !ret)
+		ret = -EBUSY;
 out_destroy_connection:
 	if (ret || s->opts.verbose)
 		fprintf(stderr, "server: client %s %s\n", ss->conn->peer_name,
