@@ -45,6 +45,7 @@ int greeting_init(struct greeting *g, const char *text)
 	return 0;
 }
 
+/* [greeting-encode] */
 void greeting_encode(const struct greeting *g, uint8_t buf[GREETING_WIRE_SIZE])
 {
 	uint32_t magic = htobe32(g->magic);
@@ -57,7 +58,9 @@ void greeting_encode(const struct greeting *g, uint8_t buf[GREETING_WIRE_SIZE])
 	memcpy(buf + OFF_FLAGS, &flags, sizeof(flags));
 	memcpy(buf + OFF_TEXT, g->text, GREETING_TEXT_SIZE);
 }
+/* [greeting-encode] */
 
+/* [greeting-decode] */
 int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why,
 		    size_t why_size)
 {
@@ -109,6 +112,7 @@ int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why
 	*out = g;
 	return 0;
 }
+/* [greeting-decode] */
 
 size_t refusal_encode(const char *reason, uint8_t *buf, size_t size)
 {

@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* [greeting] */
 /* Private data limits on InfiniBand and RoCE, in bytes (see above). */
 #define CM_CONNECT_PRIVATE_DATA_MAX 56
 #define CM_ACCEPT_PRIVATE_DATA_MAX 196
@@ -81,24 +82,25 @@ struct greeting {
 	uint16_t flags; /* 0 */
 	char text[GREETING_TEXT_SIZE]; /* NUL-terminated */
 };
+/* [greeting] */
 
 /*
- * Fill in a version-1 greeting carrying \p text. Text longer than
+ * Fill in a version-1 greeting carrying text. Text longer than
  * GREETING_TEXT_MAX characters is cut to fit.
- * Returns 0, or -EINVAL (nothing sensible in *g) when \p text holds a
+ * Returns 0, or -EINVAL (nothing sensible in *g) when text holds a
  * character that is not printable ASCII.
  */
 int greeting_init(struct greeting *g, const char *text);
 
-/* Write \p g to \p buf in wire format: exactly GREETING_WIRE_SIZE bytes. */
+/* Write g to buf in wire format: exactly GREETING_WIRE_SIZE bytes. */
 void greeting_encode(const struct greeting *g, uint8_t buf[GREETING_WIRE_SIZE]);
 
 /*
- * Read a greeting a peer sent. \p len may exceed GREETING_WIRE_SIZE (the CM
+ * Read a greeting a peer sent. len may exceed GREETING_WIRE_SIZE (the CM
  * pads private data); the extra bytes are ignored.
  *
  * Returns 0 with *out filled in, or a negative errno with a short reason for
- * a log line written to \p why (up to \p why_size bytes, NUL-terminated;
+ * a log line written to why (up to why_size bytes, NUL-terminated;
  * GREETING_WHY_SIZE always has room):
  *   -EMSGSIZE         "too short: N bytes"
  *   -EBADMSG          "bad magic 0x...", "text not terminated", "text not printable"
@@ -109,16 +111,16 @@ int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why
 		    size_t why_size);
 
 /*
- * Write \p reason as a refusal into \p buf (of \p size bytes, at most
+ * Write reason as a refusal into buf (of size bytes, at most
  * REFUSAL_SIZE_MAX are used), cut to fit, with characters that are not
  * printable ASCII replaced by '?'.
- * Returns the bytes to send, NUL included (at least 1), or 0 when \p size is 0.
+ * Returns the bytes to send, NUL included (at least 1), or 0 when size is 0.
  */
 size_t refusal_encode(const char *reason, uint8_t *buf, size_t size);
 
 /*
- * Read the refusal a server sent in a reject's private data into \p text (of
- * \p text_size bytes; REFUSAL_SIZE_MAX always has room). \p len may exceed
+ * Read the refusal a server sent in a reject's private data into text (of
+ * text_size bytes; REFUSAL_SIZE_MAX always has room). len may exceed
  * what was sent (padding).
  * Returns 0; -ENODATA when there is no text (an empty field: a reject that
  * carried no reason); -EBADMSG when a character is not printable ASCII or no
