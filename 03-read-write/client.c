@@ -112,6 +112,12 @@ __attribute__((format(printf, 2, 3))) static void debug(const struct client *c, 
 	fputc('\n', stderr);
 }
 
+/* "byte" or "bytes", so a count of 1 reads right. */
+static const char *bytes_word(uint64_t n)
+{
+	return n == 1 ? "byte" : "bytes";
+}
+
 static double now_seconds(void)
 {
 	struct timespec ts;
@@ -254,9 +260,9 @@ static int register_buffers(struct client *c)
 		rex_report_errno("ibv_reg_mr", err);
 		goto out_deregister_sink;
 	}
-	printf("client: registered 2 x %llu bytes: write source (local read), read "
+	printf("client: registered 2 x %llu %s: write source (local read), read "
 	       "destination (local write)\n",
-	       (unsigned long long)c->opts.size);
+	       (unsigned long long)c->opts.size, bytes_word(c->opts.size));
 	return 0;
 
 out_deregister_sink:
@@ -296,7 +302,8 @@ static int connect_to_server(struct client *c)
 
 	/* What we ask for, in the connect request's private data (56 bytes). */
 	rw_request_encode(&request, data);
-	printf("client: connecting, asking for %llu bytes\n", (unsigned long long)request.length);
+	printf("client: connecting, asking for %llu %s\n", (unsigned long long)request.length,
+	       bytes_word(request.length));
 	ret = rex_conn_connect(c->conn, data, sizeof(data));
 	if (ret == -ECONNREFUSED)
 		explain_rejection(c);
@@ -329,9 +336,9 @@ static int check_descriptor(struct client *c)
 		        why);
 		return ret;
 	}
-	printf("client: server grants %llu bytes at 0x%llx, rkey 0x%08x\n",
-	       (unsigned long long)c->remote.length, (unsigned long long)c->remote.addr,
-	       c->remote.rkey);
+	printf("client: server grants %llu %s at 0x%llx, rkey 0x%08x\n",
+	       (unsigned long long)c->remote.length, bytes_word(c->remote.length),
+	       (unsigned long long)c->remote.addr, c->remote.rkey);
 	return 0;
 }
 /* [check-descriptor] */
@@ -422,8 +429,8 @@ static int write_and_read_back(struct client *c)
 		        (unsigned long long)bad, c->sink[bad], c->source[bad]);
 		return -EBADMSG;
 	}
-	printf("client: wrote %llu bytes, read them back: intact\n",
-	       (unsigned long long)c->opts.size);
+	printf("client: wrote %llu %s, read them back: intact\n", (unsigned long long)c->opts.size,
+	       bytes_word(c->opts.size));
 	return 0;
 }
 /* [write-read-back] */
@@ -448,8 +455,9 @@ static int timed_loop(struct client *c, enum ibv_wr_opcode opcode, const char *n
 			return ret;
 	}
 	seconds = now_seconds() - start;
-	printf("client: %s: %llu x %llu bytes in %.3f s: %.1f MiB/s, mean %.1f us\n", name,
-	       (unsigned long long)c->opts.count, (unsigned long long)c->opts.size, seconds,
+	printf("client: %s: %llu x %llu %s in %.3f s: %.1f MiB/s, mean %.1f us\n", name,
+	       (unsigned long long)c->opts.count, (unsigned long long)c->opts.size,
+	       bytes_word(c->opts.size), seconds,
 	       (double)c->opts.count * (double)c->opts.size / MIB / seconds,
 	       seconds * 1e6 / (double)c->opts.count);
 	return 0;

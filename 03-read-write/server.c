@@ -112,6 +112,12 @@ __attribute__((format(printf, 2, 3))) static void debug(const struct server *s, 
 	fputc('\n', stderr);
 }
 
+/* "byte" or "bytes", so a count of 1 reads right. */
+static const char *bytes_word(uint64_t n)
+{
+	return n == 1 ? "byte" : "bytes";
+}
+
 static int parse_command_line(struct server *s, int argc, char **argv)
 {
 	static const struct rex_options_spec spec = {
@@ -154,8 +160,8 @@ static int listen_for_clients(struct server *s)
 	s->listener = rex_listener_create(s->opts.addr, s->opts.port);
 	if (!s->listener)
 		return -errno;
-	printf("server: listening on %s, offering up to %llu bytes\n", s->listener->name,
-	       (unsigned long long)s->opts.size);
+	printf("server: listening on %s, offering up to %llu %s\n", s->listener->name,
+	       (unsigned long long)s->opts.size, bytes_word(s->opts.size));
 	return 0;
 }
 /* [listen] */
@@ -214,7 +220,8 @@ static int check_request(struct server *s, struct session *c)
 		reject_client(c, why);
 		return ret;
 	}
-	printf("server: client asks for %llu bytes\n", (unsigned long long)c->request.length);
+	printf("server: client asks for %llu %s\n", (unsigned long long)c->request.length,
+	       bytes_word(c->request.length));
 	return 0;
 }
 /* [check-request] */
@@ -250,8 +257,8 @@ static int register_buffer(struct server *s, struct session *c)
 		reject_client(c, "the server could not register the memory");
 		return -err;
 	}
-	printf("server: registered %zu bytes for remote write and read: rkey 0x%08x\n", length,
-	       c->buffer_mr->rkey);
+	printf("server: registered %zu %s for remote write and read: rkey 0x%08x\n", length,
+	       bytes_word(length), c->buffer_mr->rkey);
 	debug(s, "lkey 0x%08x, rkey 0x%08x", c->buffer_mr->lkey, c->buffer_mr->rkey);
 	return 0;
 }
@@ -354,7 +361,8 @@ static int wait_for_done(struct server *s, struct session *c)
 		return ret;
 	}
 	debug(s, "done message: %u bytes, seed 0x%08x", wc.byte_len, c->done.seed);
-	printf("server: client is done: %llu bytes written\n", (unsigned long long)c->done.length);
+	printf("server: client is done: %llu %s written\n", (unsigned long long)c->done.length,
+	       bytes_word(c->done.length));
 	return 0;
 }
 /* [wait-done] */
@@ -377,7 +385,8 @@ static int check_data(struct server *s, struct session *c)
 		        c->done.seed);
 		return -EBADMSG;
 	}
-	printf("server: %llu bytes arrived intact\n", (unsigned long long)c->done.length);
+	printf("server: %llu %s arrived intact\n", (unsigned long long)c->done.length,
+	       bytes_word(c->done.length));
 	return 0;
 }
 /* [check-data] */
