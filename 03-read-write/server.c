@@ -18,7 +18,7 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" &
+ *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" & sleep 1;
  *         build/bin/03-read-write-client -a "$RDMA_LAB_ADDR"; wait'
  *
  * -s is the most it grants one client. It serves one client, or -c CLIENTS
