@@ -52,6 +52,12 @@ mount -t proc proc /host/proc || fail "mounting /proc failed"
 mount -t sysfs sys /host/sys || fail "mounting /sys failed"
 mount -t devtmpfs dev /host/dev || fail "mounting /dev failed"
 mkdir -p /host/dev/pts /host/dev/shm 2>/dev/null
+# devtmpfs makes device nodes only; udev would add these links, and bash's
+# process substitution <(...) needs /dev/fd.
+ln -sf /proc/self/fd /host/dev/fd
+ln -sf /proc/self/fd/0 /host/dev/stdin
+ln -sf /proc/self/fd/1 /host/dev/stdout
+ln -sf /proc/self/fd/2 /host/dev/stderr
 mount -t devpts devpts /host/dev/pts
 mount -t tmpfs shm /host/dev/shm
 for d in /tmp /run /var/tmp; do
