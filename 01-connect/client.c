@@ -398,8 +398,9 @@ static int wait_for_established(struct client *c)
 
 	/*
 	 * The server answers our REQ with an accept (REP, carrying its greeting)
-	 * or a reject (REJ). On an accept the CM makes our QP ready to send,
-	 * confirms (RTU) and reports ESTABLISHED; on a reject, REJECTED.
+	 * or a reject (REJ). On an accept the CM makes our QP ready to receive
+	 * and to send, confirms (RTU) and reports ESTABLISHED; on a reject,
+	 * REJECTED.
 	 */
 	ret = rex_cm_wait(c->channel, RDMA_CM_EVENT_ESTABLISHED, CONNECT_TIMEOUT_MS, &ev);
 	if (ret == -ECONNREFUSED)

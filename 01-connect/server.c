@@ -443,7 +443,8 @@ static int accept_client(struct server *s)
 	}
 	greeting_encode(&hello, data);
 
-	/* Makes our QP ready to receive and sends the accept (REP). */
+	/* Makes our QP ready to receive and to send, then sends the accept
+	 * (REP): from the server's side, the connection is ready to use. */
 	if (rdma_accept(s->conn.id, &param)) {
 		err = errno;
 		rex_report_errno("rdma_accept", err);
@@ -460,8 +461,8 @@ static int wait_for_established(struct server *s)
 {
 	int ret;
 
-	/* The client confirms our accept (RTU); the CM then makes our QP ready
-	 * to send and reports ESTABLISHED. The connection is up. */
+	/* The client confirms our accept (RTU), and the CM reports
+	 * ESTABLISHED: the connection is up at both ends. */
 	ret = rex_cm_wait(s->conn.channel, RDMA_CM_EVENT_ESTABLISHED, ESTABLISHED_TIMEOUT_MS,
 			  NULL);
 	if (ret)
@@ -477,7 +478,8 @@ static int wait_for_disconnect(struct server *s)
 	int ret;
 
 	/* The client's disconnect request (DREQ) arrives as DISCONNECTED; our
-	 * CM has already answered it (DREP) and moved our QP to the error state. */
+	 * CM has already answered it (DREP). Nothing is queued on our QP, so
+	 * there is nothing to flush: destroying the QP is all that is left. */
 	ret = rex_cm_wait(s->conn.channel, RDMA_CM_EVENT_DISCONNECTED, PEER_DISCONNECT_TIMEOUT_MS,
 			  NULL);
 	if (ret == -ETIMEDOUT) {
