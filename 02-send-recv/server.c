@@ -475,8 +475,13 @@ static int wait_for_completions(struct session *ss)
 	int n, i, ret;
 
 	/* Sleep on the completion channel until something completes (see
-	 * common/rex_cq.c), for at most CQ_WAIT_TIMEOUT_MS. */
-	n = rex_cq_wait(ss->conn->comp_channel, ss->conn->cq, wc, WC_BATCH, CQ_WAIT_TIMEOUT_MS);
+	 * common/rex_cq.c), for at most CQ_WAIT_TIMEOUT_MS, watching the CM's
+	 * channel too: a client that dies sends no more messages, and its
+	 * kernel's disconnect arrives there. */
+	n = rex_cq_wait_watch(ss->conn->comp_channel, ss->conn->cq, wc, WC_BATCH,
+	                      CQ_WAIT_TIMEOUT_MS, ss->conn->channel->fd);
+	if (n == -ECONNRESET)
+		fprintf(stderr, "server: client %s left before it said bye\n", ss->conn->peer_name);
 	if (n == -ETIMEDOUT)
 		fprintf(stderr,
 		        "server: nothing from %s within %d s: %" PRIu64 " received, "

@@ -21,10 +21,12 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Sleep until the channel has an event, for at most timeout_ms (-1: forever). */
-static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms)
+/* Sleep until the channel has an event, for at most timeout_ms (-1: forever);
+ * -ECONNRESET when watch_fd (unless -1) becomes readable first. */
+static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms, int watch_fd)
 {
-	struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+	struct pollfd pfd[2] = {{.fd = channel->fd, .events = POLLIN},
+	                        {.fd = watch_fd, .events = POLLIN}};
 	long long deadline = now_ms() + timeout_ms;
 	int ret;
 
@@ -33,9 +35,11 @@ static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms)
 
 		if (timeout_ms >= 0 && left < 0)
 			left = 0;
-		ret = poll(&pfd, 1, left);
-		if (ret > 0)
+		ret = poll(pfd, watch_fd < 0 ? 1 : 2, left);
+		if (ret > 0 && (pfd[0].revents & POLLIN))
 			return 0;
+		if (ret > 0)
+			return -ECONNRESET; /* only the watched fd is ready */
 		if (ret == 0) {
 			fprintf(stderr, "ibv_get_cq_event: no completion within %d ms\n",
 			        timeout_ms);
@@ -51,6 +55,12 @@ static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms)
 
 int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc, int max,
                 int timeout_ms)
+{
+	return rex_cq_wait_watch(channel, cq, wc, max, timeout_ms, -1);
+}
+
+int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc,
+                      int max, int timeout_ms, int watch_fd)
 {
 	bool armed = false;
 	int n, ret;
@@ -86,7 +96,7 @@ int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_
 		/* 4. Sleep, then acknowledge the event right away: ibv_destroy_cq()
 		 *    waits until every event it raised has been acknowledged. One
 		 *    event is raised per arming, so arm again before the next sleep. */
-		ret = wait_readable(channel, timeout_ms);
+		ret = wait_readable(channel, timeout_ms, watch_fd);
 		if (ret)
 			return ret;
 		struct ibv_cq *event_cq;

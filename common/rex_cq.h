@@ -41,4 +41,21 @@
 int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc, int max,
                 int timeout_ms);
 
+/**
+ * \brief rex_cq_wait(), but also wake up when \p watch_fd becomes readable.
+ *
+ * Pass a connection's CM event channel (`conn->channel->fd`) while waiting
+ * for the peer's next message: a peer that dies or disconnects sends no more
+ * messages, and its disconnect arrives as a CM event, not as a completion.
+ * Without the watch, only the timeout would end the wait.
+ *
+ * \param channel, cq, wc, max, timeout_ms  as for rex_cq_wait().
+ * \param watch_fd  a file descriptor to watch, or -1 for none.
+ * \return as rex_cq_wait(); and -ECONNRESET, printing nothing, when
+ *         \p watch_fd became readable first. The CM event is left unread for
+ *         the caller (rex_cm_wait() tells what it was).
+ */
+int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc,
+                      int max, int timeout_ms, int watch_fd);
+
 #endif /* REX_CQ_H */

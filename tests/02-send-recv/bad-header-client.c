@@ -11,11 +11,17 @@
  *
  * Exit status: 0 the server sent the message's completion and disconnected
  * us; 1 otherwise; 2 bad command line; 77 no RDMA device.
+ *
+ * Built a second time, with VANISH defined, as vanish-client: it connects
+ * with a valid hello and then exits at once, with no message, no BYE and no
+ * disconnect of its own, as a killed client would. The server must notice
+ * through the CM at once, not when its wait for the next message times out.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rex_conn.h"
 #include "rex_cq.h"
@@ -24,7 +30,11 @@
 #include "rex_options.h"
 #include "wire.h"
 
-#define PROGRAM     "bad-header-client"
+#ifdef VANISH
+#define PROGRAM "vanish-client"
+#else
+#define PROGRAM "bad-header-client"
+#endif
 #define MAX_PAYLOAD 64 /* what our hello says we send */
 #define CLAIMED     32 /* what the header claims */
 #define SENT        16 /* what really follows the header */
@@ -88,6 +98,12 @@ int main(int argc, char **argv)
 	if (rex_conn_connect(conn, data, sizeof(data)))
 		goto out_deregister_send;
 	printf(PROGRAM ": connected\n");
+#ifdef VANISH
+	/* Like a crash: the kernel closes our CM id, and the server's CM sees
+	 * a disconnect; nothing of ours is released by hand. */
+	printf(PROGRAM ": leaving without a word\n");
+	_exit(REX_EXIT_OK);
+#endif
 
 	/* The lie: the header claims CLAIMED bytes, SENT follow. */
 	sr_header_encode(&hdr, send_buf);

@@ -12,8 +12,11 @@
  *   --tamper done-length  a done message claiming one byte more than was
  *                         granted: the server must not read past its buffer
  *   --tamper done-short   a done message of 8 bytes
+ *   --tamper vanish       writes the pattern, then exits at once: no done
+ *                         message, no disconnect, as a killed client would.
+ *                         The server must notice at once, not at a timeout.
  *
- * Then it disconnects. Exit 0 when it did all that, 1 when something failed
+ * Then it disconnects (except after vanish). Exit 0 when it did all that, 1 when something failed
  * on its side, 2 for a bad command line, 77 when there is no RDMA device.
  *
  *   tamper-client -a ADDR [-p PORT] [-s SIZE] --tamper WHAT
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -43,9 +47,10 @@
 #define DAMAGED_BYTE 1000 /* --tamper damage flips this byte, if -s has it */
 #define WAIT_MS      10000
 
-enum tamper { TAMPER_DAMAGE, TAMPER_NOTHING, TAMPER_DONE_LENGTH, TAMPER_DONE_SHORT };
+enum tamper { TAMPER_DAMAGE, TAMPER_NOTHING, TAMPER_DONE_LENGTH, TAMPER_DONE_SHORT, TAMPER_VANISH };
 
-static const char *const tamper_names[] = {"damage", "nothing", "done-length", "done-short"};
+static const char *const tamper_names[] = {"damage", "nothing", "done-length", "done-short",
+                                           "vanish"};
 
 struct options {
 	const char *addr;
@@ -58,7 +63,7 @@ static void usage(FILE *stream)
 {
 	fprintf(stream,
 	        "usage: %s -a ADDR [-p PORT] [-s SIZE] --tamper "
-	        "damage|nothing|done-length|done-short\n",
+	        "damage|nothing|done-length|done-short|vanish\n",
 	        PROGRAM);
 }
 
@@ -202,7 +207,7 @@ int main(int argc, char **argv)
 		goto out_disconnect;
 	}
 
-	if (o.tamper == TAMPER_DAMAGE) {
+	if (o.tamper == TAMPER_DAMAGE || o.tamper == TAMPER_VANISH) {
 		struct ibv_sge sge = {
 		    .addr = (uintptr_t)data, .length = (uint32_t)o.size, .lkey = data_mr->lkey};
 		struct ibv_send_wr wr = {
@@ -215,6 +220,12 @@ int main(int argc, char **argv)
 		if (post_and_wait(conn, &wr, "tamper-client: RDMA WRITE"))
 			goto out_disconnect;
 		printf("%s: wrote the pattern with byte %d flipped\n", PROGRAM, DAMAGED_BYTE);
+	}
+	if (o.tamper == TAMPER_VANISH) {
+		/* Like a crash: the kernel closes our CM id and the server's
+		 * CM sees a disconnect; nothing of ours is released by hand. */
+		printf("%s: leaving without a word\n", PROGRAM);
+		_exit(REX_EXIT_OK);
 	}
 
 	done.length = remote.length + (o.tamper == TAMPER_DONE_LENGTH ? 1 : 0);
