@@ -77,6 +77,8 @@ endfunction()
 #   [TIMEOUT <seconds>])                           the whole test (default 120)
 # <program> is a target name such as 01-connect-client. In arguments, @ADDR@
 # becomes the lab's RDMA address and @PORT@ a port unique to this test.
+# Mind that CMake splits arguments at semicolons (they separate list items):
+# write shell snippets without ";" (use && or newlines).
 # Label "rdma"; exit 77 (skipped) when no RDMA device or address is available.
 function(rex_pair_test name)
   cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;TIMEOUT"
