@@ -45,6 +45,7 @@
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
+#include "buffers.h"
 #include "wire.h"
 
 /* [constants] */
@@ -63,8 +64,6 @@
 #define CM_TIMEOUT_MS 5000
 /* Completions taken from the CQ at once. */
 #define WC_BATCH 16
-/* Buffers are page-aligned: registration pins whole pages anyway. */
-#define BUFFER_ALIGN 4096
 /* [constants] */
 
 /* What a work request was, kept in its wr_id: the completion hands wr_id
@@ -76,20 +75,12 @@ static uint64_t make_wr_id(enum wr_kind kind, uint32_t slot)
 	return (uint64_t)kind << 32 | slot;
 }
 
-/* One registered memory region cut into equal slots, one per work request. */
-struct buffers {
-	uint8_t *mem;
-	size_t slot_size; /* header + max payload */
-	uint32_t count;
-	struct ibv_mr *mr;
-};
-
 struct client {
 	struct rex_options opts;
 	struct rex_conn *conn;
-	struct buffers recv; /* WINDOW + 1 receives, each for header + SIZE bytes */
-	struct buffers send; /* WINDOW + 1 sends: the messages in flight and BYE */
-	uint32_t *free_send; /* stack of send slots not in use */
+	struct sr_buffers recv; /* WINDOW + 1 receives, each for header + SIZE bytes */
+	struct sr_buffers send; /* WINDOW + 1 sends: the messages in flight and BYE */
+	uint32_t *free_send;    /* stack of send slots not in use */
 	uint32_t nfree_send;
 
 	/* Credits: how many more messages the server has receives for. */
@@ -175,65 +166,17 @@ static int create_connection(struct client *c)
 /* [create-connection] */
 
 /* [register-memory] */
-static int register_buffers(struct client *c, struct buffers *b, uint32_t count, int access)
-{
-	size_t len;
-	int err;
-
-	b->slot_size = SR_HEADER_SIZE + c->opts.size;
-	b->count = count;
-	len = (b->slot_size * count + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
-	b->mem = aligned_alloc(BUFFER_ALIGN, len);
-	if (!b->mem) {
-		err = errno;
-		rex_report_errno("aligned_alloc", err);
-		return -err;
-	}
-	memset(b->mem, 0, len);
-	/*
-	 * Registration pins the pages and gives the device a translation for
-	 * them, with a key: lkey for our own work requests. The access flags
-	 * are what the device may do beyond reading: a receive buffer is
-	 * written by the device (IBV_ACCESS_LOCAL_WRITE); a send buffer is only
-	 * read, which needs no flag at all. Neither is open to the peer.
-	 */
-	b->mr = ibv_reg_mr(c->conn->pd, b->mem, len, access);
-	if (!b->mr) {
-		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
-		free(b->mem);
-		b->mem = NULL;
-		return -err;
-	}
-	return 0;
-}
-
-/* Undo register_buffers(); accepts buffers never registered. Returns 0, or
- * the negative errno of a failing ibv_dereg_mr() (EBUSY: still in use). */
-static int release_buffers(struct buffers *b)
-{
-	int ret = 0;
-
-	if (b->mr) {
-		ret = ibv_dereg_mr(b->mr); /* an errno value */
-		if (ret)
-			rex_report_errno("ibv_dereg_mr", ret);
-	}
-	free(b->mem);
-	memset(b, 0, sizeof(*b));
-	return -ret;
-}
-
 static int register_memory(struct client *c)
 {
 	uint32_t slots = c->opts.window + 1;
 	uint32_t i;
 	int ret;
 
-	ret = register_buffers(c, &c->recv, slots, IBV_ACCESS_LOCAL_WRITE);
+	ret = sr_buffers_register(&c->recv, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size,
+	                          IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	ret = register_buffers(c, &c->send, slots, 0);
+	ret = sr_buffers_register(&c->send, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size, 0);
 	if (ret)
 		goto out_deregister_recv;
 	c->free_send = calloc(slots, sizeof(*c->free_send));
@@ -255,9 +198,9 @@ out_free:
 	free(c->rtt_us);
 	free(c->sent_at);
 	free(c->free_send);
-	release_buffers(&c->send);
+	sr_buffers_release(&c->send);
 out_deregister_recv:
-	release_buffers(&c->recv);
+	sr_buffers_release(&c->recv);
 	return ret;
 }
 /* [register-memory] */
@@ -268,7 +211,7 @@ static int post_receive(struct client *c, uint32_t slot)
 	/* A scatter/gather entry names a piece of registered memory: where the
 	 * device may put an incoming message. One SGE per work request here. */
 	struct ibv_sge sge = {
-	    .addr = (uintptr_t)(c->recv.mem + (size_t)slot * c->recv.slot_size),
+	    .addr = (uintptr_t)sr_buffers_slot(&c->recv, slot),
 	    .length = (uint32_t)c->recv.slot_size,
 	    .lkey = c->recv.mr->lkey,
 	};
@@ -373,7 +316,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 		return -EPROTO;
 	}
 	slot = c->free_send[--c->nfree_send];
-	buf = c->send.mem + (size_t)slot * c->send.slot_size;
+	buf = sr_buffers_slot(&c->send, slot);
 
 	/* The header returns the credits for the receives we re-posted. */
 	hdr.type = type;
@@ -422,7 +365,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 /* [handle-echo] */
 static int handle_echo(struct client *c, const struct ibv_wc *wc, uint32_t slot)
 {
-	const uint8_t *buf = c->recv.mem + (size_t)slot * c->recv.slot_size;
+	const uint8_t *buf = sr_buffers_slot(&c->recv, slot);
 	uint64_t seq = c->echoed;
 	struct sr_header hdr;
 	struct timespec now;
@@ -622,8 +565,8 @@ static int deregister_memory(struct client *c)
 {
 	/* After the disconnect the QP is in the error state: the device no
 	 * longer touches this memory, and it may be deregistered and freed. */
-	int send_err = release_buffers(&c->send);
-	int recv_err = release_buffers(&c->recv);
+	int send_err = sr_buffers_release(&c->send);
+	int recv_err = sr_buffers_release(&c->recv);
 
 	free(c->rtt_us);
 	free(c->sent_at);
@@ -669,7 +612,8 @@ out_deregister_memory:
 	if (deregister_memory(&c))
 		status = REX_EXIT_FAILURE;
 out_destroy_connection:
-	rex_conn_destroy(c.conn);
+	if (rex_conn_destroy(c.conn))
+		status = REX_EXIT_FAILURE;
 out:
 	return status;
 }

@@ -44,6 +44,7 @@
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
+#include "buffers.h"
 #include "wire.h"
 
 /* [constants] */
@@ -65,8 +66,6 @@
 #define CM_TIMEOUT_MS 5000
 /* Completions taken from the CQ at once. */
 #define WC_BATCH 16
-/* Buffers are page-aligned: registration pins whole pages anyway. */
-#define BUFFER_ALIGN 4096
 /* The most clients -c accepts (0 means no limit). */
 #define MAX_CLIENTS 1000000
 /* [constants] */
@@ -80,20 +79,12 @@ static uint64_t make_wr_id(enum wr_kind kind, uint32_t slot)
 	return (uint64_t)kind << 32 | slot;
 }
 
-/* One registered memory region cut into equal slots, one per work request. */
-struct buffers {
-	uint8_t *mem;
-	size_t slot_size; /* header + the client's max payload */
-	uint32_t count;
-	struct ibv_mr *mr;
-};
-
 /* One client, from its connect request to its disconnect. */
 struct session {
 	struct rex_conn *conn;
 	struct sr_hello hello;               /* the client's: its credits and max payload */
-	struct buffers recv;                 /* SR_SERVER_RECVS receives */
-	struct buffers send;                 /* echoes in flight */
+	struct sr_buffers recv;              /* SR_SERVER_RECVS receives */
+	struct sr_buffers send;              /* echoes in flight */
 	uint32_t free_send[SR_SERVER_SENDS]; /* send slots not in use */
 	uint32_t nfree_send;
 	/* DATA received and not yet echoed, in arrival order. */
@@ -215,67 +206,20 @@ static int check_hello(struct server *s, struct session *ss)
 /* [check-hello] */
 
 /* [register-memory] */
-static int register_buffers(struct session *ss, struct buffers *b, uint32_t count, int access)
-{
-	size_t len;
-	int err;
-
-	b->slot_size = SR_HEADER_SIZE + ss->hello.max_payload;
-	b->count = count;
-	len = (b->slot_size * count + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
-	b->mem = aligned_alloc(BUFFER_ALIGN, len);
-	if (!b->mem) {
-		err = errno;
-		rex_report_errno("aligned_alloc", err);
-		return -err;
-	}
-	memset(b->mem, 0, len);
-	/*
-	 * Registration pins the pages and gives the device a translation for
-	 * them, with a key: lkey for our own work requests. The access flags
-	 * are what the device may do beyond reading: a receive buffer is
-	 * written by the device (IBV_ACCESS_LOCAL_WRITE); a send buffer is only
-	 * read, which needs no flag at all. Neither is open to the peer.
-	 */
-	b->mr = ibv_reg_mr(ss->conn->pd, b->mem, len, access);
-	if (!b->mr) {
-		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
-		free(b->mem);
-		b->mem = NULL;
-		return -err;
-	}
-	return 0;
-}
-
-/* Undo register_buffers(); accepts buffers never registered. Returns 0, or
- * the negative errno of a failing ibv_dereg_mr() (EBUSY: still in use). */
-static int release_buffers(struct buffers *b)
-{
-	int ret = 0;
-
-	if (b->mr) {
-		ret = ibv_dereg_mr(b->mr); /* an errno value */
-		if (ret)
-			rex_report_errno("ibv_dereg_mr", ret);
-	}
-	free(b->mem);
-	memset(b, 0, sizeof(*b));
-	return -ret;
-}
-
 static int register_memory(struct session *ss)
 {
 	uint32_t sends = ss->hello.credits < SR_SERVER_SENDS ? ss->hello.credits : SR_SERVER_SENDS;
 	uint32_t i;
 	int ret;
 
-	ret = register_buffers(ss, &ss->recv, SR_SERVER_RECVS, IBV_ACCESS_LOCAL_WRITE);
+	ret = sr_buffers_register(&ss->recv, ss->conn->pd, SR_SERVER_RECVS,
+	                          SR_HEADER_SIZE + ss->hello.max_payload, IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	ret = register_buffers(ss, &ss->send, sends, 0);
+	ret = sr_buffers_register(&ss->send, ss->conn->pd, sends,
+	                          SR_HEADER_SIZE + ss->hello.max_payload, 0);
 	if (ret) {
-		release_buffers(&ss->recv);
+		sr_buffers_release(&ss->recv);
 		return ret;
 	}
 	for (i = 0; i < sends; i++)
@@ -293,7 +237,7 @@ static int post_receive(struct session *ss, uint32_t slot)
 	/* A scatter/gather entry names a piece of registered memory: where the
 	 * device may put an incoming message. One SGE per work request here. */
 	struct ibv_sge sge = {
-	    .addr = (uintptr_t)(ss->recv.mem + (size_t)slot * ss->recv.slot_size),
+	    .addr = (uintptr_t)sr_buffers_slot(&ss->recv, slot),
 	    .length = (uint32_t)ss->recv.slot_size,
 	    .lkey = ss->recv.mr->lkey,
 	};
@@ -363,7 +307,7 @@ static int echo_one(struct session *ss)
 {
 	uint32_t rslot = ss->pending[ss->pending_first].slot;
 	uint32_t length = ss->pending[ss->pending_first].length;
-	uint8_t *rbuf = ss->recv.mem + (size_t)rslot * ss->recv.slot_size;
+	uint8_t *rbuf = sr_buffers_slot(&ss->recv, rslot);
 	uint32_t slot;
 	uint8_t *buf;
 	struct sr_header hdr;
@@ -371,7 +315,7 @@ static int echo_one(struct session *ss)
 
 	/* Copy the payload out, so the receive can be posted again at once. */
 	slot = ss->free_send[--ss->nfree_send];
-	buf = ss->send.mem + (size_t)slot * ss->send.slot_size;
+	buf = sr_buffers_slot(&ss->send, slot);
 	memcpy(buf + SR_HEADER_SIZE, rbuf + SR_HEADER_SIZE, length);
 	ss->pending_first = (ss->pending_first + 1) % SR_SERVER_RECVS;
 	ss->npending--;
@@ -431,7 +375,7 @@ static int echo_pending(struct session *ss)
 /* [handle-message] */
 static int handle_message(struct session *ss, const struct ibv_wc *wc, uint32_t slot)
 {
-	const uint8_t *buf = ss->recv.mem + (size_t)slot * ss->recv.slot_size;
+	const uint8_t *buf = sr_buffers_slot(&ss->recv, slot);
 	struct sr_header hdr;
 	char why[SR_WHY_SIZE];
 	uint32_t i;
@@ -587,15 +531,16 @@ out_disconnect:
 	if (ss->established && rex_conn_disconnect(ss->conn) == 0)
 		printf("server: disconnected %s\n", ss->conn->peer_name);
 out_deregister_memory:
-	if (release_buffers(&ss->send) && !ret)
+	if (sr_buffers_release(&ss->send) && !ret)
 		ret = -EBUSY;
-	if (release_buffers(&ss->recv) && !ret)
+	if (sr_buffers_release(&ss->recv) && !ret)
 		ret = -EBUSY;
 out_destroy_connection:
 	if (ret || s->opts.verbose)
 		fprintf(stderr, "server: client %s %s\n", ss->conn->peer_name,
 		        ret ? "failed" : "served");
-	rex_conn_destroy(ss->conn);
+	if (rex_conn_destroy(ss->conn) && !ret)
+		ret = -EBUSY; /* a teardown failure is a failure too (printed) */
 	ss->conn = NULL;
 	s->served++;
 	if (ret)
@@ -632,7 +577,8 @@ int main(int argc, char **argv)
 	status = s.failed ? REX_EXIT_FAILURE : REX_EXIT_OK;
 
 out_destroy_listener:
-	rex_listener_destroy(s.listener);
+	if (rex_listener_destroy(s.listener))
+		status = REX_EXIT_FAILURE;
 out:
 	return status;
 }

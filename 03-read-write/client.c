@@ -592,7 +592,8 @@ out_deregister_buffers:
 	if (deregister_buffers(&c))
 		status = REX_EXIT_FAILURE;
 out_destroy_connection:
-	rex_conn_destroy(c.conn);
+	if (rex_conn_destroy(c.conn))
+		status = REX_EXIT_FAILURE;
 out_free_buffers:
 	free_buffers(&c);
 out:

@@ -468,11 +468,12 @@ out_deregister_buffer:
 		ret = -EBUSY;
 out_destroy_conn:
 	s->served++;
-	if (ret) {
-		s->failed++;
+	if (ret)
 		fprintf(stderr, "server: client %s failed\n", c.conn->peer_name);
-	}
-	rex_conn_destroy(c.conn);
+	if (rex_conn_destroy(c.conn) && !ret)
+		ret = -EBUSY; /* a teardown failure is a failure too (printed) */
+	if (ret)
+		s->failed++;
 	return 0;
 }
 /* [serve-client] */
@@ -505,7 +506,8 @@ int main(int argc, char **argv)
 	status = s.failed ? REX_EXIT_FAILURE : REX_EXIT_OK;
 
 out_destroy_listener:
-	rex_listener_destroy(s.listener);
+	if (rex_listener_destroy(s.listener))
+		status = REX_EXIT_FAILURE;
 out_free_buffer:
 	free(s.buffer);
 out:

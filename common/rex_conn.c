@@ -279,15 +279,20 @@ out_free_addrinfo:
 	return listener;
 }
 
-void rex_listener_destroy(struct rex_listener *listener)
+int rex_listener_destroy(struct rex_listener *listener)
 {
+	int first = 0;
+
 	if (!listener)
-		return;
-	if (listener->id && rdma_destroy_id(listener->id))
+		return 0;
+	if (listener->id && rdma_destroy_id(listener->id)) {
+		first = -errno;
 		rex_report_errno("rdma_destroy_id", errno);
+	}
 	if (listener->channel)
 		rdma_destroy_event_channel(listener->channel);
 	free(listener);
+	return first;
 }
 
 struct rex_conn *rex_listener_get_request(struct rex_listener *listener,
@@ -387,31 +392,40 @@ int rex_conn_wait_disconnect(struct rex_conn *conn)
 	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
 }
 
-void rex_conn_destroy(struct rex_conn *conn)
+/* Remember the first failure of a teardown; report each one. */
+static void teardown_failed(int *first, const char *call, int err)
 {
-	int ret;
+	rex_report_errno(call, err);
+	if (!*first)
+		*first = -err;
+}
+
+int rex_conn_destroy(struct rex_conn *conn)
+{
+	int first = 0, ret;
 
 	if (!conn)
-		return;
+		return 0;
 	if (conn->qp)
-		rdma_destroy_qp(conn->id);
+		rdma_destroy_qp(conn->id); /* returns nothing */
 	if (conn->cq) {
 		/* Fails with EBUSY while CQ events are unacknowledged. */
 		ret = ibv_destroy_cq(conn->cq);
 		if (ret)
-			rex_report_errno("ibv_destroy_cq", ret);
+			teardown_failed(&first, "ibv_destroy_cq", ret);
 	}
 	if (conn->comp_channel && ibv_destroy_comp_channel(conn->comp_channel))
-		rex_report_errno("ibv_destroy_comp_channel", errno);
+		teardown_failed(&first, "ibv_destroy_comp_channel", errno);
 	if (conn->pd) {
 		/* Fails with EBUSY while memory regions are still registered in it. */
 		ret = ibv_dealloc_pd(conn->pd);
 		if (ret)
-			rex_report_errno("ibv_dealloc_pd", ret);
+			teardown_failed(&first, "ibv_dealloc_pd", ret);
 	}
 	if (conn->id && rdma_destroy_id(conn->id))
-		rex_report_errno("rdma_destroy_id", errno);
+		teardown_failed(&first, "rdma_destroy_id", errno);
 	if (conn->channel)
 		rdma_destroy_event_channel(conn->channel);
 	free(conn);
+	return first;
 }

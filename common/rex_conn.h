@@ -101,8 +101,12 @@ int rex_conn_connect(struct rex_conn *conn, const void *data, uint8_t len);
  */
 struct rex_listener *rex_listener_create(const char *addr, uint16_t port);
 
-/** \brief Stop listening and release \p listener. Accepts NULL. */
-void rex_listener_destroy(struct rex_listener *listener);
+/**
+ * \brief Stop listening and release \p listener. Accepts NULL.
+ * \return 0, or the negative errno of the first release that failed (it is
+ *         printed; the rest are still released).
+ */
+int rex_listener_destroy(struct rex_listener *listener);
 
 /**
  * \brief Server: wait (forever) for a connect request and create the PD, CQ
@@ -143,7 +147,11 @@ int rex_conn_wait_disconnect(struct rex_conn *conn);
 /**
  * \brief Release everything in reverse order of creation: QP, CQ, completion
  *        channel, PD, id, event channel. Accepts NULL and half-built connections.
+ * \return 0, or the negative errno of the first release that failed (it is
+ *         printed, and the rest are still released): EBUSY from the CQ means
+ *         an unacknowledged CQ event, from the PD a memory region still
+ *         registered in it.
  */
-void rex_conn_destroy(struct rex_conn *conn);
+int rex_conn_destroy(struct rex_conn *conn);
 
 #endif /* REX_CONN_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffers.c: registered message buffers for chapter 02 (see buffers.h).
+ */
+#include "buffers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rex_error.h"
+
+/* Buffers start on a page: registration pins whole pages anyway. */
+#define BUFFER_ALIGN 4096
+
+/* [register-buffers] */
+int sr_buffers_register(struct sr_buffers *b, struct ibv_pd *pd, uint32_t count, size_t slot_size,
+                        int access)
+{
+	size_t len = (slot_size * count + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	b->mem = aligned_alloc(BUFFER_ALIGN, len);
+	if (!b->mem) {
+		err = errno;
+		rex_report_errno("aligned_alloc", err);
+		return -err;
+	}
+	memset(b->mem, 0, len);
+	/*
+	 * Registration pins the pages and gives the device a translation for
+	 * them, with a key: lkey for our own work requests. The access flags
+	 * are what the device may do beyond reading: a receive buffer is
+	 * written by the device (IBV_ACCESS_LOCAL_WRITE); a send buffer is only
+	 * read, which needs no flag at all. Neither is open to the peer.
+	 */
+	b->mr = ibv_reg_mr(pd, b->mem, len, access);
+	if (!b->mr) {
+		err = errno;
+		rex_report_errno("ibv_reg_mr", err);
+		free(b->mem);
+		b->mem = NULL;
+		return -err;
+	}
+	b->slot_size = slot_size;
+	b->count = count;
+	return 0;
+}
+/* [register-buffers] */
+
+int sr_buffers_release(struct sr_buffers *b)
+{
+	int ret = 0;
+
+	if (b->mr) {
+		ret = ibv_dereg_mr(b->mr); /* an errno value */
+		if (ret)
+			rex_report_errno("ibv_dereg_mr", ret);
+	}
+	free(b->mem);
+	memset(b, 0, sizeof(*b));
+	return -ret;
+}

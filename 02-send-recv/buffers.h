@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffers.h: registered message buffers for chapter 02, used by both the
+ * server and the client: one memory region cut into equal slots, one slot
+ * per work request in flight.
+ */
+#ifndef SR_BUFFERS_H
+#define SR_BUFFERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+/* One registered memory region cut into equal slots. */
+struct sr_buffers {
+	uint8_t *mem;      /* count * slot_size bytes, page aligned */
+	size_t slot_size;  /* header + the largest payload */
+	uint32_t count;    /* slots */
+	struct ibv_mr *mr; /* the registration: mr->lkey goes into every SGE */
+};
+
+/*
+ * Allocate count slots of slot_size bytes and register them in pd with
+ * access. Returns 0, or a negative errno after printing the failing call;
+ * on failure b holds nothing to release.
+ */
+int sr_buffers_register(struct sr_buffers *b, struct ibv_pd *pd, uint32_t count, size_t slot_size,
+                        int access);
+
+/*
+ * Deregister and free; accepts buffers never registered, and leaves b empty.
+ * Returns 0, or the negative errno of a failing ibv_dereg_mr() (EBUSY: a
+ * work request still uses the memory).
+ */
+int sr_buffers_release(struct sr_buffers *b);
+
+/* The start of slot i. */
+static inline uint8_t *sr_buffers_slot(const struct sr_buffers *b, uint32_t i)
+{
+	return b->mem + (size_t)i * b->slot_size;
+}
+
+#endif /* SR_BUFFERS_H */
