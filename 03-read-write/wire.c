@@ -107,7 +107,8 @@ static int check_header(const uint8_t *buf, size_t len, size_t size, uint32_t ma
 	}
 	version = get_be16(buf + OFF_VERSION);
 	if (version != RW_VERSION) {
-		snprintf(why, why_size, "version %u, want %u", (unsigned)version, RW_VERSION);
+		snprintf(why, why_size, "version %u, want %u", (unsigned)version,
+		         (unsigned)RW_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -232,7 +233,8 @@ int rw_done_decode(const void *buf, size_t len, uint64_t granted, struct rw_done
 		return ret;
 	type = get_be16(bytes + OFF_RESERVED);
 	if (type != RW_DONE_TYPE_DONE) {
-		snprintf(why, why_size, "type %u, want %u", (unsigned)type, RW_DONE_TYPE_DONE);
+		snprintf(why, why_size, "type %u, want %u", (unsigned)type,
+		         (unsigned)RW_DONE_TYPE_DONE);
 		return -EPROTO;
 	}
 	d.seed = get_be32(bytes + OFF_DONE_SEED);
