@@ -62,3 +62,32 @@ int sr_buffers_release(struct sr_buffers *b)
 	memset(b, 0, sizeof(*b));
 	return -ret;
 }
+
+/* [post-receive] */
+int sr_buffers_post_recv(struct ibv_qp *qp, const struct sr_buffers *b, uint32_t i)
+{
+	/* A scatter/gather entry names a piece of registered memory: where the
+	 * device may put an incoming message. One SGE per work request here. */
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)sr_buffers_slot(b, i),
+	    .length = (uint32_t)b->slot_size,
+	    .lkey = b->mr->lkey,
+	};
+	/* The work request: "the next message that arrives goes here". wr_id
+	 * comes back in the completion and tells us which buffer it was. */
+	struct ibv_recv_wr wr = {
+	    .wr_id = sr_wr_id(SR_WR_RECV, i),
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	ret = ibv_post_recv(qp, &wr, &bad); /* an errno value, not -1 */
+	if (ret) {
+		rex_report_errno("ibv_post_recv", ret);
+		return -ret;
+	}
+	return 0;
+}
+/* [post-receive] */

@@ -35,6 +35,25 @@ int sr_buffers_register(struct sr_buffers *b, struct ibv_pd *pd, uint32_t count,
  */
 int sr_buffers_release(struct sr_buffers *b);
 
+/*
+ * wr_id of a work request on slot i: the kind in the upper 32 bits, the slot
+ * in the lower ones. A completion carries it back and so finds its buffer;
+ * it is the only field a failed completion is sure to carry (wr_id
+ * 4294967297 in an error message is send slot 1).
+ */
+enum sr_wr_kind { SR_WR_SEND = 1, SR_WR_RECV = 2 };
+
+static inline uint64_t sr_wr_id(enum sr_wr_kind kind, uint32_t slot)
+{
+	return (uint64_t)kind << 32 | slot;
+}
+
+/*
+ * Post one receive for slot i of b on qp. Returns 0, or a negative errno
+ * after printing the failing call.
+ */
+int sr_buffers_post_recv(struct ibv_qp *qp, const struct sr_buffers *b, uint32_t i);
+
 /* The start of slot i. */
 static inline uint8_t *sr_buffers_slot(const struct sr_buffers *b, uint32_t i)
 {

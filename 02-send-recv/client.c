@@ -66,15 +66,6 @@
 #define WC_BATCH 16
 /* [constants] */
 
-/* What a work request was, kept in its wr_id: the completion hands wr_id
- * back, and it is the only field a failed completion is sure to carry. */
-enum wr_kind { WR_SEND = 1, WR_RECV = 2 };
-
-static uint64_t make_wr_id(enum wr_kind kind, uint32_t slot)
-{
-	return (uint64_t)kind << 32 | slot;
-}
-
 struct client {
 	struct rex_options opts;
 	struct rex_conn *conn;
@@ -205,35 +196,6 @@ out_deregister_recv:
 }
 /* [register-memory] */
 
-/* [post-receive] */
-static int post_receive(struct client *c, uint32_t slot)
-{
-	/* A scatter/gather entry names a piece of registered memory: where the
-	 * device may put an incoming message. One SGE per work request here. */
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)sr_buffers_slot(&c->recv, slot),
-	    .length = (uint32_t)c->recv.slot_size,
-	    .lkey = c->recv.mr->lkey,
-	};
-	/* The work request: "the next message that arrives goes here". wr_id
-	 * comes back in the completion and tells us which buffer it was. */
-	struct ibv_recv_wr wr = {
-	    .wr_id = make_wr_id(WR_RECV, slot),
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	};
-	struct ibv_recv_wr *bad;
-	int ret;
-
-	ret = ibv_post_recv(c->conn->qp, &wr, &bad); /* an errno value, not -1 */
-	if (ret) {
-		rex_report_errno("ibv_post_recv", ret);
-		return -ret;
-	}
-	return 0;
-}
-/* [post-receive] */
-
 /* [post-receives] */
 static int post_receives(struct client *c)
 {
@@ -247,7 +209,7 @@ static int post_receives(struct client *c)
 	 * which accepts receives. Each receive is one credit for the server.
 	 */
 	for (i = 0; i < c->recv.count; i++) {
-		ret = post_receive(c, i);
+		ret = sr_buffers_post_recv(c->conn->qp, &c->recv, i);
 		if (ret)
 			return ret;
 	}
@@ -336,7 +298,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 	 * completion, which tells us when the buffer may be reused: the device
 	 * reads it until the server's acknowledgement arrives. */
 	struct ibv_send_wr wr = {
-	    .wr_id = make_wr_id(WR_SEND, slot),
+	    .wr_id = sr_wr_id(SR_WR_SEND, slot),
 	    .sg_list = &sge,
 	    .num_sge = 1,
 	    .opcode = IBV_WR_SEND,
@@ -409,7 +371,7 @@ static int handle_echo(struct client *c, const struct ibv_wc *wc, uint32_t slot)
 	c->echoed++;
 
 	/* The buffer is free again: re-post it, and owe the server a credit. */
-	ret = post_receive(c, slot);
+	ret = sr_buffers_post_recv(c->conn->qp, &c->recv, slot);
 	if (ret)
 		return ret;
 	c->credits_owed++;
@@ -436,7 +398,7 @@ static int wait_for_completions(struct client *c)
 		return n;
 	for (i = 0; i < n; i++) {
 		uint32_t slot = (uint32_t)wc[i].wr_id;
-		bool is_send = wc[i].wr_id >> 32 == WR_SEND;
+		bool is_send = wc[i].wr_id >> 32 == SR_WR_SEND;
 
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */

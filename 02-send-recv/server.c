@@ -70,15 +70,6 @@
 #define MAX_CLIENTS 1000000
 /* [constants] */
 
-/* What a work request was, kept in its wr_id: the completion hands wr_id
- * back, and it is the only field a failed completion is sure to carry. */
-enum wr_kind { WR_SEND = 1, WR_RECV = 2 };
-
-static uint64_t make_wr_id(enum wr_kind kind, uint32_t slot)
-{
-	return (uint64_t)kind << 32 | slot;
-}
-
 /* One client, from its connect request to its disconnect. */
 struct session {
 	struct rex_conn *conn;
@@ -231,35 +222,6 @@ static int register_memory(struct session *ss)
 }
 /* [register-memory] */
 
-/* [post-receive] */
-static int post_receive(struct session *ss, uint32_t slot)
-{
-	/* A scatter/gather entry names a piece of registered memory: where the
-	 * device may put an incoming message. One SGE per work request here. */
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)sr_buffers_slot(&ss->recv, slot),
-	    .length = (uint32_t)ss->recv.slot_size,
-	    .lkey = ss->recv.mr->lkey,
-	};
-	/* The work request: "the next message that arrives goes here". wr_id
-	 * comes back in the completion and tells us which buffer it was. */
-	struct ibv_recv_wr wr = {
-	    .wr_id = make_wr_id(WR_RECV, slot),
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	};
-	struct ibv_recv_wr *bad;
-	int ret;
-
-	ret = ibv_post_recv(ss->conn->qp, &wr, &bad); /* an errno value, not -1 */
-	if (ret) {
-		rex_report_errno("ibv_post_recv", ret);
-		return -ret;
-	}
-	return 0;
-}
-/* [post-receive] */
-
 /* [post-receives] */
 static int post_receives(struct session *ss)
 {
@@ -273,7 +235,7 @@ static int post_receives(struct session *ss)
 	 * accepts receives. Each receive is one credit for the client.
 	 */
 	for (i = 0; i < ss->recv.count; i++) {
-		ret = post_receive(ss, i);
+		ret = sr_buffers_post_recv(ss->conn->qp, &ss->recv, i);
 		if (ret)
 			return ret;
 	}
@@ -319,7 +281,7 @@ static int echo_one(struct session *ss)
 	memcpy(buf + SR_HEADER_SIZE, rbuf + SR_HEADER_SIZE, length);
 	ss->pending_first = (ss->pending_first + 1) % SR_SERVER_RECVS;
 	ss->npending--;
-	ret = post_receive(ss, rslot);
+	ret = sr_buffers_post_recv(ss->conn->qp, &ss->recv, rslot);
 	if (ret)
 		return ret;
 	ss->credits_owed++;
@@ -338,7 +300,7 @@ static int echo_one(struct session *ss)
 	    .lkey = ss->send.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-	    .wr_id = make_wr_id(WR_SEND, slot),
+	    .wr_id = sr_wr_id(SR_WR_SEND, slot),
 	    .sg_list = &sge,
 	    .num_sge = 1,
 	    .opcode = IBV_WR_SEND,
@@ -436,7 +398,7 @@ static int wait_for_completions(struct session *ss)
 		return n;
 	for (i = 0; i < n; i++) {
 		uint32_t slot = (uint32_t)wc[i].wr_id;
-		bool is_send = wc[i].wr_id >> 32 == WR_SEND;
+		bool is_send = wc[i].wr_id >> 32 == SR_WR_SEND;
 
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
