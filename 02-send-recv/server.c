@@ -452,9 +452,10 @@ static int wait_for_disconnect(struct session *ss)
 {
 	int ret;
 
-	/* The client disconnects after BYE; the CM reports DISCONNECTED and
-	 * has moved our QP to the error state: our receives still posted are
-	 * flushed, and nothing can land in our buffers any more. */
+	/* The client disconnects after BYE, and the CM reports DISCONNECTED.
+	 * That leaves our QP as it was; the helper then moves it to the error
+	 * state: our receives still posted are flushed, and nothing can land in
+	 * our buffers any more. */
 	ret = rex_conn_wait_disconnect(ss->conn);
 	if (ret)
 		return ret;

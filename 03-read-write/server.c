@@ -403,7 +403,10 @@ static int wait_for_disconnect(struct session *c)
 	int ret;
 
 	/* The client disconnects when it is done; a client that does not is
-	 * disconnected by us. Either way the QP leaves for the error state. */
+	 * disconnected by us. Either way our QP ends in the error state: after
+	 * the client's disconnect the helper moves it there, and
+	 * rdma_disconnect() does it itself. Nothing lands in our memory
+	 * after that. */
 	ret = rex_conn_wait_disconnect(c->conn);
 	if (ret == -ETIMEDOUT) {
 		fprintf(stderr, "server: client %s did not disconnect: disconnecting it\n",

@@ -384,12 +384,31 @@ int rex_conn_disconnect(struct rex_conn *conn)
 		rex_report_errno("rdma_disconnect", errno);
 		return ret;
 	}
-	return rex_conn_wait_disconnect(conn);
+	/* rdma_disconnect() has moved our QP to the error state already. */
+	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
 }
 
 int rex_conn_wait_disconnect(struct rex_conn *conn)
 {
-	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
+	int ret;
+
+	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
+	if (ret)
+		return ret;
+	/*
+	 * The peer's disconnect ended its side of the connection, and our CM
+	 * answered it; but librdmacm leaves our QP as it was (only
+	 * rdma_disconnect() and a reject move it to the error state). Put it
+	 * there ourselves: receives still posted are flushed, and nothing can
+	 * land in our memory any more before we deregister it.
+	 */
+	ret = ibv_modify_qp(conn->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR},
+	                    IBV_QP_STATE); /* an errno value, not -1 */
+	if (ret) {
+		rex_report_errno("ibv_modify_qp", ret);
+		return -ret;
+	}
+	return 0;
 }
 
 /* Remember the first failure of a teardown; report each one. */

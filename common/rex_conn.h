@@ -139,8 +139,16 @@ int rex_conn_reject(struct rex_conn *conn, const void *data, uint8_t len);
 int rex_conn_disconnect(struct rex_conn *conn);
 
 /**
- * \brief Wait up to the connection's timeout for the peer's disconnect.
- * \return 0, or a negative errno after printing why.
+ * \brief Wait up to the connection's timeout for the peer's disconnect, then
+ *        move the QP to the error state.
+ *
+ * DISCONNECTED alone leaves the local QP as it was: librdmacm moves it to
+ * the error state only in rdma_disconnect() and on a reject. This function
+ * does it with ibv_modify_qp(), so that, as after rex_conn_disconnect(),
+ * outstanding work requests complete with IBV_WC_WR_FLUSH_ERR and the device
+ * writes no more into the connection's memory: it may be deregistered.
+ * \return 0, or a negative errno after printing why (from rex_cm_wait(), or
+ *         the errno value of a failing ibv_modify_qp()).
  */
 int rex_conn_wait_disconnect(struct rex_conn *conn);
 
