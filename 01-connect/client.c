@@ -294,8 +294,9 @@ static int create_cq(struct client *c)
 	return 0;
 
 out_destroy_comp_channel:
-	if (ibv_destroy_comp_channel(c->comp_channel))
-		rex_report_errno("ibv_destroy_comp_channel", errno);
+	ret = ibv_destroy_comp_channel(c->comp_channel); /* returns an errno value */
+	if (ret)
+		rex_report_errno("ibv_destroy_comp_channel", ret);
 	c->comp_channel = NULL;
 	return -err;
 }
@@ -474,8 +475,9 @@ static void destroy_cq(struct client *c)
 		rex_report_errno("ibv_destroy_cq", ret);
 		c->teardown_errors++;
 	}
-	if (ibv_destroy_comp_channel(c->comp_channel)) {
-		rex_report_errno("ibv_destroy_comp_channel", errno);
+	ret = ibv_destroy_comp_channel(c->comp_channel); /* returns an errno value */
+	if (ret) {
+		rex_report_errno("ibv_destroy_comp_channel", ret);
 		c->teardown_errors++;
 	}
 }

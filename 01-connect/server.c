@@ -379,8 +379,9 @@ static int create_cq(struct endpoint *ep)
 	return 0;
 
 out_destroy_comp_channel:
-	if (ibv_destroy_comp_channel(ep->comp_channel))
-		rex_report_errno("ibv_destroy_comp_channel", errno);
+	ret = ibv_destroy_comp_channel(ep->comp_channel); /* returns an errno value */
+	if (ret)
+		rex_report_errno("ibv_destroy_comp_channel", ret);
 	ep->comp_channel = NULL;
 	return -err;
 }
@@ -516,8 +517,9 @@ static void destroy_cq(struct endpoint *ep)
 		rex_report_errno("ibv_destroy_cq", ret);
 		ep->teardown_errors++;
 	}
-	if (ibv_destroy_comp_channel(ep->comp_channel)) {
-		rex_report_errno("ibv_destroy_comp_channel", errno);
+	ret = ibv_destroy_comp_channel(ep->comp_channel); /* returns an errno value */
+	if (ret) {
+		rex_report_errno("ibv_destroy_comp_channel", ret);
 		ep->teardown_errors++;
 	}
 }

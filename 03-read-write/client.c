@@ -234,7 +234,7 @@ out_destroy_conn:
 /* [register-buffers] */
 static int register_buffers(struct client *c)
 {
-	int err;
+	int err, ret;
 
 	/*
 	 * Our buffers need no remote access at all: the server's device never
@@ -266,12 +266,14 @@ static int register_buffers(struct client *c)
 	return 0;
 
 out_deregister_sink:
-	if (ibv_dereg_mr(c->sink_mr))
-		rex_report_errno("ibv_dereg_mr", errno);
+	ret = ibv_dereg_mr(c->sink_mr); /* returns an errno value */
+	if (ret)
+		rex_report_errno("ibv_dereg_mr", ret);
 	c->sink_mr = NULL;
 out_deregister_source:
-	if (ibv_dereg_mr(c->source_mr))
-		rex_report_errno("ibv_dereg_mr", errno);
+	ret = ibv_dereg_mr(c->source_mr);
+	if (ret)
+		rex_report_errno("ibv_dereg_mr", ret);
 	c->source_mr = NULL;
 	return -err;
 }

@@ -273,7 +273,7 @@ static int post_done_receive(struct session *c)
 	};
 	struct ibv_recv_wr wr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int ret;
+	int ret, err;
 
 	/* The device writes a received message into this buffer: local write. */
 	c->done_mr =
@@ -298,8 +298,9 @@ static int post_done_receive(struct session *c)
 	return 0;
 
 out_deregister:
-	if (ibv_dereg_mr(c->done_mr))
-		rex_report_errno("ibv_dereg_mr", errno);
+	err = ibv_dereg_mr(c->done_mr); /* returns an errno value */
+	if (err)
+		rex_report_errno("ibv_dereg_mr", err);
 	c->done_mr = NULL;
 	return -ret;
 }

@@ -433,8 +433,12 @@ int rex_conn_destroy(struct rex_conn *conn)
 		if (ret)
 			teardown_failed(&first, "ibv_destroy_cq", ret);
 	}
-	if (conn->comp_channel && ibv_destroy_comp_channel(conn->comp_channel))
-		teardown_failed(&first, "ibv_destroy_comp_channel", errno);
+	if (conn->comp_channel) {
+		/* Returns an errno value, like the other ibv_destroy_ calls. */
+		ret = ibv_destroy_comp_channel(conn->comp_channel);
+		if (ret)
+			teardown_failed(&first, "ibv_destroy_comp_channel", ret);
+	}
 	if (conn->pd) {
 		/* Fails with EBUSY while memory regions are still registered in it. */
 		ret = ibv_dealloc_pd(conn->pd);
