@@ -51,16 +51,24 @@ int sr_buffers_register(struct sr_buffers *b, struct ibv_pd *pd, uint32_t count,
 
 int sr_buffers_release(struct sr_buffers *b)
 {
-	int ret = 0;
+	int ret;
 
 	if (b->mr) {
 		ret = ibv_dereg_mr(b->mr); /* an errno value */
-		if (ret)
+		if (ret) {
+			/*
+			 * The registration is still there, so the device may
+			 * still write this memory: it must not go back to
+			 * malloc() for something else to use. Keep mem and mr
+			 * as they are and leak them, on purpose.
+			 */
 			rex_report_errno("ibv_dereg_mr", ret);
+			return -ret;
+		}
 	}
 	free(b->mem);
 	memset(b, 0, sizeof(*b));
-	return -ret;
+	return 0;
 }
 
 /* [post-receive] */

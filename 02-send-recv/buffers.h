@@ -31,7 +31,9 @@ int sr_buffers_register(struct sr_buffers *b, struct ibv_pd *pd, uint32_t count,
 /*
  * Deregister and free; accepts buffers never registered, and leaves b empty.
  * Returns 0, or the negative errno of a failing ibv_dereg_mr() (EBUSY: a
- * work request still uses the memory).
+ * work request still uses the memory). On that failure nothing is freed and
+ * b is left as it was: the memory is leaked on purpose, because the device
+ * may still write it.
  */
 int sr_buffers_release(struct sr_buffers *b);
 
