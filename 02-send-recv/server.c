@@ -159,6 +159,13 @@ static int wait_for_request(struct server *s, struct session *ss)
 	attr.cq_depth = SR_SERVER_SENDS + SR_SERVER_RECVS; /* room for every completion */
 	attr.timeout_ms = CM_TIMEOUT_MS;
 	ss->conn = rex_listener_get_request(s->listener, &attr);
+	if (!ss->conn && errno == ECONNABORTED) {
+		/* A request came, but its connection could not be set up (the
+		 * memlock limit, say): the helper printed why and rejected the
+		 * client. That client failed; the listener did not. */
+		fprintf(stderr, "server: a client failed before it was accepted\n");
+		return -ECONNABORTED;
+	}
 	if (!ss->conn)
 		return -errno;
 	printf("server: connect request from %s\n", ss->conn->peer_name);
@@ -531,8 +538,14 @@ int main(int argc, char **argv)
 		goto out;
 	while (s.opts.clients == 0 || s.served < s.opts.clients) {
 		memset(&ss, 0, sizeof(ss));
-		if (wait_for_request(&s, &ss))
-			goto out_destroy_listener;
+		ret = wait_for_request(&s, &ss);
+		if (ret == -ECONNABORTED) {
+			s.served++; /* a failed client: wait for the next one */
+			s.failed++;
+			continue;
+		}
+		if (ret)
+			goto out_destroy_listener; /* the listener failed: stop */
 		serve_client(&s, &ss);
 	}
 	printf("server: done: %lu client%s served, %lu failed\n", s.served,

@@ -183,7 +183,10 @@ static int get_request(struct server *s, struct session *c)
 	s->attr.responder_resources = RESPONDER_RESOURCES;
 	s->attr.initiator_depth = 0; /* we read nothing from the client */
 
-	/* Waits for a connect request; creates the PD, CQ and QP for it. */
+	/* Waits for a connect request; creates the PD, CQ and QP for it.
+	 * ECONNABORTED: a request came, but its connection could not be set
+	 * up (the memlock limit, say); the helper printed why and rejected
+	 * the client. That client failed; the listener did not. */
 	c->conn = rex_listener_get_request(s->listener, &s->attr);
 	if (!c->conn)
 		return -errno;
@@ -444,6 +447,12 @@ static int serve_client(struct server *s)
 	int ret;
 
 	ret = get_request(s, &c);
+	if (ret == -ECONNABORTED) {
+		fprintf(stderr, "server: a client failed before it was accepted\n");
+		s->served++;
+		s->failed++;
+		return 0; /* wait for the next one */
+	}
 	if (ret)
 		return ret; /* the listener itself failed: stop */
 	ret = check_request(s, &c);

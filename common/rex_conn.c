@@ -347,6 +347,9 @@ out_reject:
 			rex_report_errno("rdma_destroy_id", errno);
 		}
 		conn = NULL;
+		/* The listener is fine: this client failed, not the server.
+		 * A distinct errno lets the caller wait for the next one. */
+		err = ECONNABORTED;
 	}
 	errno = err;
 	return conn;

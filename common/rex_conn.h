@@ -113,6 +113,9 @@ int rex_listener_destroy(struct rex_listener *listener);
  *        and QP for it. The client's connect data lands in peer_data.
  * \return the new connection, to be accepted or rejected; or NULL with errno
  *         set after printing why. Release with rex_conn_destroy().
+ *         errno ECONNABORTED: a request came, but its connection could not
+ *         be set up (the reason was printed and the client rejected): wait
+ *         for the next one. Any other errno: the listener failed.
  */
 struct rex_conn *rex_listener_get_request(struct rex_listener *listener,
                                           const struct rex_conn_attr *attr);
