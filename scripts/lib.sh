@@ -4,6 +4,9 @@
 # Source it; it defines functions and a few variables and runs nothing.
 
 REX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# depmod, modprobe and friends live in /sbin, which a normal user's PATH on
+# Debian lacks.
+PATH=$PATH:/usr/sbin:/sbin
 
 # Debian packages, by what they are needed for.
 REX_PKGS_BUILD="gcc make cmake pkg-config libibverbs-dev librdmacm-dev"

@@ -11,7 +11,7 @@
 #
 # In ARGS, @ADDR@ becomes $RDMA_LAB_ADDR and @PORT@ becomes PORT.
 # The server is started first; the runner waits for its "listening" line
-# (never a fixed sleep), then runs the client. Both exit codes must be the
+# ("NAME: listening ...", never a fixed sleep), then runs the client. Both exit codes must be the
 # expected ones ("stop": the server is sent SIGTERM once the client is done,
 # for tests whose client is not a real peer) and every expected line must appear in that program's output
 # (stdout and stderr together; grep -E regexes). The whole run is bounded by
@@ -93,7 +93,7 @@ if [ "${#server[@]}" -gt 0 ]; then
 	echo "server: ${server[*]}"
 	"${server[@]}" >"$dir/server.out" 2>&1 &
 	server_pid=$!
-	until grep -q 'listening' "$dir/server.out" 2>/dev/null; do
+	until grep -Eq '^[A-Za-z0-9_-]+: listening' "$dir/server.out" 2>/dev/null; do
 		if ! kill -0 "$server_pid" 2>/dev/null; then
 			wait "$server_pid"
 			server_code=$?
@@ -114,8 +114,13 @@ fi
 # 2. the client, bounded by what is left of the timeout
 if [ "${#client[@]}" -gt 0 ]; then
 	echo "client: ${client[*]}"
+	left=$((deadline - SECONDS))
+	if [ "$left" -lt 1 ]; then
+		fail "no time left for the client within the ${timeout}s timeout"
+		exit 1
+	fi
 	start=$(date +%s%3N)
-	timeout -k 5 $((deadline - SECONDS)) "${client[@]}" >"$dir/client.out" 2>&1
+	timeout -k 5 "$left" "${client[@]}" >"$dir/client.out" 2>&1
 	code=$?
 	took_ms=$(($(date +%s%3N) - start))
 	show client "$dir/client.out"
