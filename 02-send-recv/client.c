@@ -386,8 +386,16 @@ static int wait_for_completions(struct client *c)
 	int n, i, ret;
 
 	/* Sleep on the completion channel until something completes (see
-	 * common/rex_cq.c), for at most CQ_WAIT_TIMEOUT_MS. */
-	n = rex_cq_wait(c->conn->comp_channel, c->conn->cq, wc, WC_BATCH, CQ_WAIT_TIMEOUT_MS);
+	 * common/rex_cq.c), for at most CQ_WAIT_TIMEOUT_MS, watching the CM's
+	 * channel too: a server that dies sends no more echoes, and its
+	 * kernel's disconnect arrives there. */
+	n = rex_cq_wait_watch(c->conn->comp_channel, c->conn->cq, wc, WC_BATCH, CQ_WAIT_TIMEOUT_MS,
+	                      c->conn->channel->fd);
+	if (n == -ECONNRESET)
+		fprintf(stderr,
+		        "client: the server went away (disconnected): %" PRIu64 " sent, %" PRIu64
+		        " echoed\n",
+		        c->sent, c->echoed);
 	if (n == -ETIMEDOUT)
 		fprintf(stderr,
 		        "client: nothing completed within %d s: %" PRIu64 " sent, "

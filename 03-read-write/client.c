@@ -345,6 +345,23 @@ static int check_descriptor(struct client *c)
 }
 /* [check-descriptor] */
 
+/* [wait-completion] */
+/* Wait for the one work request in flight to complete, for at most
+ * op_timeout_ms, and watch the connection's CM event channel meanwhile:
+ * if the server dies, its kernel disconnects us, and the event ends the
+ * wait at once instead of the timeout. */
+static int wait_for_completion(struct client *c, struct ibv_wc *wc)
+{
+	int ret;
+
+	ret = rex_cq_wait_watch(c->conn->comp_channel, c->conn->cq, wc, 1, c->op_timeout_ms,
+	                        c->conn->channel->fd);
+	if (ret == -ECONNRESET)
+		fprintf(stderr, "client: the server went away (disconnected)\n");
+	return ret;
+}
+/* [wait-completion] */
+
 /* [post-rdma] */
 /* Post one RDMA WRITE (local -> remote) or READ (remote -> local) of \p len
  * bytes at \p offset in both buffers, and wait for its completion. */
@@ -380,7 +397,7 @@ static int rdma_op(struct client *c, enum ibv_wr_opcode opcode, uint64_t offset,
 		rex_report_errno("ibv_post_send", ret);
 		return -ret;
 	}
-	ret = rex_cq_wait(c->conn->comp_channel, c->conn->cq, &wc, 1, c->op_timeout_ms);
+	ret = wait_for_completion(c, &wc);
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -498,7 +515,7 @@ static int send_done(struct client *c)
 		rex_report_errno("ibv_post_send", ret);
 		return -ret;
 	}
-	ret = rex_cq_wait(c->conn->comp_channel, c->conn->cq, &wc, 1, c->op_timeout_ms);
+	ret = wait_for_completion(c, &wc);
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
