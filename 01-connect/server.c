@@ -18,7 +18,7 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/01-connect-server -a "$RDMA_LAB_ADDR" &
+ *     scripts/lab run -- sh -c 'build/bin/01-connect-server -a "$RDMA_LAB_ADDR" & sleep 1;
  *         build/bin/01-connect-client -a "$RDMA_LAB_ADDR"; wait'
  *
  * It serves one client, or -c CLIENTS one after another (0: until killed).

@@ -19,7 +19,7 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" &
+ *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
  *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
  *
  * It sends COUNT messages of SIZE bytes, at most WINDOW at once, checks that

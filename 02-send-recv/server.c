@@ -18,7 +18,7 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" &
+ *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
  *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
  *
  * It echoes every DATA message as an ECHO with the same payload until the
