@@ -138,12 +138,14 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 /* [allocate-buffer] */
 static int allocate_buffer(struct server *s)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (s->opts.size + page - 1) / page * page; /* -s, in whole pages */
 	int ret;
 
-	/* Page-aligned, so registration pins whole pages of ours and nothing
-	 * that malloc() put next to the buffer. */
-	ret = posix_memalign((void **)&s->buffer, (size_t)page, s->opts.size);
+	/* Registration pins whole pages. Page-aligned and rounded up to whole
+	 * pages, the buffer has the pages it pins to itself: nothing that
+	 * malloc() put next to it shares them. */
+	ret = posix_memalign((void **)&s->buffer, page, len);
 	if (ret) {
 		rex_report_errno("posix_memalign", ret);
 		return -ret;
