@@ -66,34 +66,34 @@
 /* Queue sizes. This chapter posts no work at all, but a queue pair needs
  * room for at least one work request per queue; small numbers keep the
  * memory the device reserves for us small (chapter 02 posts real work). */
-#define QUEUE_DEPTH 4                /* work requests per send and per receive queue */
-#define CQ_ENTRIES (2 * QUEUE_DEPTH) /* one completion for every request of both queues */
-#define SGE_PER_WR 1                 /* scatter/gather entries per work request */
+#define QUEUE_DEPTH 4                 /* work requests per send and per receive queue */
+#define CQ_ENTRIES  (2 * QUEUE_DEPTH) /* one completion for every request of both queues */
+#define SGE_PER_WR  1                 /* scatter/gather entries per work request */
 
 /* How often the device resends a packet the peer did not acknowledge, and a
  * send the peer had no receive posted for (receiver not ready, RNR). Both
  * are 3-bit fields where 7 means "retry forever": a dead peer would then
  * hang us instead of failing the work request. 6 is the most that ends. */
-#define RETRY_COUNT 6
+#define RETRY_COUNT     6
 #define RNR_RETRY_COUNT 6
 /* [constants] */
 
 /* Everything the client owns, created in this order, destroyed in reverse. */
 struct client {
 	struct rex_options opts;
-	struct rdma_event_channel *channel; /* where the CM reports our events */
-	struct rdma_cm_id *id;              /* our end of the connection */
-	struct ibv_pd *pd;                  /* protection domain */
+	struct rdma_event_channel *channel;    /* where the CM reports our events */
+	struct rdma_cm_id *id;                 /* our end of the connection */
+	struct ibv_pd *pd;                     /* protection domain */
 	struct ibv_comp_channel *comp_channel; /* how the CQ would wake us */
-	struct ibv_cq *cq;                  /* completion queue */
+	struct ibv_cq *cq;                     /* completion queue */
 	/* the queue pair is c->id->qp: rdma_create_qp() hangs it on the id */
-	bool connected;                     /* ESTABLISHED arrived: disconnect at the end */
-	int teardown_errors;                /* a destroy call failed: exit 1 */
+	bool connected;      /* ESTABLISHED arrived: disconnect at the end */
+	int teardown_errors; /* a destroy call failed: exit 1 */
 };
 
 /* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct client *c,
-							  const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void debug(const struct client *c, const char *fmt,
+                                                        ...)
 {
 	va_list ap;
 
@@ -109,8 +109,8 @@ __attribute__((format(printf, 2, 3))) static void debug(const struct client *c,
 /* The numeric text of an address, e.g. "10.77.0.1", for messages. */
 static const char *format_address(const struct sockaddr *sa, char *buf, size_t len)
 {
-	socklen_t sa_len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						     : sizeof(struct sockaddr_in);
+	socklen_t sa_len =
+	    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 	int ret = getnameinfo(sa, sa_len, buf, len, NULL, 0, NI_NUMERICHOST);
 
 	if (ret)
@@ -121,10 +121,10 @@ static const char *format_address(const struct sockaddr *sa, char *buf, size_t l
 static int parse_command_line(struct client *c, int argc, char **argv)
 {
 	static const struct rex_options_spec spec = {
-		.program = PROGRAM,
-		.summary = "connect to 01-connect-server through the RDMA CM, exchange "
-			   "greetings, disconnect",
-		.is_server = false,
+	    .program = PROGRAM,
+	    .summary = "connect to 01-connect-server through the RDMA CM, exchange "
+	               "greetings, disconnect",
+	    .is_server = false,
 	};
 
 	return rex_options_parse(&spec, argc, argv, &c->opts, stdout, stderr);
@@ -174,8 +174,8 @@ static int create_id(struct client *c)
 static int resolve_address(struct client *c)
 {
 	struct addrinfo hints = {
-		.ai_flags = AI_NUMERICSERV,
-		.ai_socktype = SOCK_STREAM, /* one answer per address, not one per socket type */
+	    .ai_flags = AI_NUMERICSERV,
+	    .ai_socktype = SOCK_STREAM, /* one answer per address, not one per socket type */
 	};
 	struct addrinfo *ai;
 	char port[8];
@@ -187,8 +187,10 @@ static int resolve_address(struct client *c)
 	snprintf(port, sizeof(port), "%u", (unsigned)c->opts.port);
 	ret = getaddrinfo(c->opts.addr, port, &hints, &ai);
 	if (ret) {
-		fprintf(stderr, "getaddrinfo %s: %s\n  hint: check the server's name or address given with -a\n",
-			c->opts.addr, ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		fprintf(stderr,
+		        "getaddrinfo %s: %s\n  hint: check the server's name or address given with "
+		        "-a\n",
+		        c->opts.addr, ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
 		return -EHOSTUNREACH;
 	}
 
@@ -206,7 +208,7 @@ static int resolve_address(struct client *c)
 		return -err;
 	}
 	ret = rex_cm_wait(c->channel, RDMA_CM_EVENT_ADDR_RESOLVED,
-			  RESOLVE_ADDR_TIMEOUT_MS + CM_EVENT_SLACK_MS, NULL);
+	                  RESOLVE_ADDR_TIMEOUT_MS + CM_EVENT_SLACK_MS, NULL);
 	if (ret)
 		return ret;
 	printf("client: address resolved: %s via %s port %u\n",
@@ -230,7 +232,7 @@ static int resolve_route(struct client *c)
 		return -err;
 	}
 	ret = rex_cm_wait(c->channel, RDMA_CM_EVENT_ROUTE_RESOLVED,
-			  RESOLVE_ROUTE_TIMEOUT_MS + CM_EVENT_SLACK_MS, NULL);
+	                  RESOLVE_ROUTE_TIMEOUT_MS + CM_EVENT_SLACK_MS, NULL);
 	if (ret)
 		return ret;
 	printf("client: route resolved\n");
@@ -306,15 +308,16 @@ out_destroy_comp_channel:
 static int create_qp(struct client *c)
 {
 	struct ibv_qp_init_attr attr = {
-		.send_cq = c->cq, /* one CQ for both queues: simple, and enough here */
-		.recv_cq = c->cq,
-		.cap = {
-			.max_send_wr = QUEUE_DEPTH,
-			.max_recv_wr = QUEUE_DEPTH,
-			.max_send_sge = SGE_PER_WR,
-			.max_recv_sge = SGE_PER_WR,
-		},
-		.qp_type = IBV_QPT_RC, /* reliable connected: ordered, acknowledged */
+	    .send_cq = c->cq, /* one CQ for both queues: simple, and enough here */
+	    .recv_cq = c->cq,
+	    .cap =
+	        {
+	            .max_send_wr = QUEUE_DEPTH,
+	            .max_recv_wr = QUEUE_DEPTH,
+	            .max_send_sge = SGE_PER_WR,
+	            .max_recv_sge = SGE_PER_WR,
+	        },
+	    .qp_type = IBV_QPT_RC, /* reliable connected: ordered, acknowledged */
 	};
 	int err;
 
@@ -339,16 +342,16 @@ static int connect_to_server(struct client *c)
 {
 	uint8_t data[GREETING_WIRE_SIZE];
 	struct rdma_conn_param param = {
-		/* What we say about ourselves: the server reads it before it
-		 * accepts, so it can turn away a client it does not understand. */
-		.private_data = data,
-		.private_data_len = sizeof(data),
-		/* RDMA READs in flight, each way: none in this chapter. Chapter
-		 * 03 raises them; granting what is not needed is wasted trust. */
-		.responder_resources = 0,
-		.initiator_depth = 0,
-		.retry_count = RETRY_COUNT,
-		.rnr_retry_count = RNR_RETRY_COUNT,
+	    /* What we say about ourselves: the server reads it before it
+	     * accepts, so it can turn away a client it does not understand. */
+	    .private_data = data,
+	    .private_data_len = sizeof(data),
+	    /* RDMA READs in flight, each way: none in this chapter. Chapter
+	     * 03 raises them; granting what is not needed is wasted trust. */
+	    .responder_resources = 0,
+	    .initiator_depth = 0,
+	    .retry_count = RETRY_COUNT,
+	    .rnr_retry_count = RNR_RETRY_COUNT,
 	};
 	struct greeting hello;
 	int err;
@@ -367,8 +370,8 @@ static int connect_to_server(struct client *c)
 		rex_report_errno("rdma_connect", err);
 		return -err;
 	}
-	printf("client: connecting with greeting: version %u \"%s\"\n",
-	       (unsigned)hello.version, hello.text);
+	printf("client: connecting with greeting: version %u \"%s\"\n", (unsigned)hello.version,
+	       hello.text);
 	return 0;
 }
 /* [connect] */
@@ -382,9 +385,10 @@ static void explain_rejection(const struct rex_cm_event *ev)
 
 	if (refusal_decode(ev->private_data, ev->private_data_len, reason, sizeof(reason)))
 		return; /* no reason given, or none we can print */
-	fprintf(stderr, "client: the server refused the connection: %s\n"
-			"  hint: run a client and a server of the same chapter and version\n",
-		reason);
+	fprintf(stderr,
+	        "client: the server refused the connection: %s\n"
+	        "  hint: run a client and a server of the same chapter and version\n",
+	        reason);
 }
 /* [explain-rejection] */
 
@@ -407,10 +411,12 @@ static int wait_for_established(struct client *c)
 	if (ret == -ECONNREFUSED)
 		explain_rejection(&ev);
 	if (ret == -ETIMEDOUT)
-		fprintf(stderr, "client: no answer from %s port %u\n"
-				"  hint: is the server running at that address, and is it reachable over RDMA?\n",
-			format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
-			(unsigned)c->opts.port);
+		fprintf(stderr,
+		        "client: no answer from %s port %u\n"
+		        "  hint: is the server running at that address, and is it reachable over "
+		        "RDMA?\n",
+		        format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
+		        (unsigned)c->opts.port);
 	if (ret)
 		return ret;
 	c->connected = true;
@@ -509,7 +515,7 @@ static void destroy_event_channel(struct client *c)
 /* [main] */
 int main(int argc, char **argv)
 {
-	struct client c = { 0 };
+	struct client c = {0};
 	int status = REX_EXIT_FAILURE;
 	int ret;
 

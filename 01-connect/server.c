@@ -63,15 +63,15 @@
 /* Queue sizes. This chapter posts no work at all, but a queue pair needs
  * room for at least one work request per queue; small numbers keep the
  * memory the device reserves for us small (chapter 02 posts real work). */
-#define QUEUE_DEPTH 4                /* work requests per send and per receive queue */
-#define CQ_ENTRIES (2 * QUEUE_DEPTH) /* one completion for every request of both queues */
-#define SGE_PER_WR 1                 /* scatter/gather entries per work request */
+#define QUEUE_DEPTH 4                 /* work requests per send and per receive queue */
+#define CQ_ENTRIES  (2 * QUEUE_DEPTH) /* one completion for every request of both queues */
+#define SGE_PER_WR  1                 /* scatter/gather entries per work request */
 
 /* How often the device resends a packet the peer did not acknowledge, and a
  * send the peer had no receive posted for (receiver not ready, RNR). Both
  * are 3-bit fields where 7 means "retry forever": a dead peer would then
  * hang us instead of failing the work request. 6 is the most that ends. */
-#define RETRY_COUNT 6
+#define RETRY_COUNT     6
 #define RNR_RETRY_COUNT 6
 /* [constants] */
 
@@ -80,26 +80,26 @@
 struct endpoint {
 	struct rdma_event_channel *channel; /* where the CM reports this id's events */
 	struct rdma_cm_id *id;
-	struct ibv_pd *pd;                  /* protection domain */
+	struct ibv_pd *pd;                     /* protection domain */
 	struct ibv_comp_channel *comp_channel; /* how the CQ would wake us */
-	struct ibv_cq *cq;                  /* completion queue */
+	struct ibv_cq *cq;                     /* completion queue */
 	/* the queue pair is ep->id->qp: rdma_create_qp() hangs it on the id */
-	int teardown_errors;                /* a destroy call failed */
+	int teardown_errors; /* a destroy call failed */
 };
 
 struct server {
 	struct rex_options opts;
-	struct endpoint listener;       /* bound to the port; sees connect requests */
-	struct endpoint conn;           /* the client being served */
-	struct rex_cm_event request;    /* its connect request, private data included */
-	char peer[NI_MAXHOST];          /* its address, for messages */
-	unsigned long served;           /* clients handled, well or not */
-	unsigned long failed;           /* of those, the ones that failed */
+	struct endpoint listener;    /* bound to the port; sees connect requests */
+	struct endpoint conn;        /* the client being served */
+	struct rex_cm_event request; /* its connect request, private data included */
+	char peer[NI_MAXHOST];       /* its address, for messages */
+	unsigned long served;        /* clients handled, well or not */
+	unsigned long failed;        /* of those, the ones that failed */
 };
 
 /* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct server *s,
-							  const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void debug(const struct server *s, const char *fmt,
+                                                        ...)
 {
 	va_list ap;
 
@@ -115,8 +115,8 @@ __attribute__((format(printf, 2, 3))) static void debug(const struct server *s,
 /* The numeric text of an address, e.g. "10.77.0.1", for messages. */
 static const char *format_address(const struct sockaddr *sa, char *buf, size_t len)
 {
-	socklen_t sa_len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						     : sizeof(struct sockaddr_in);
+	socklen_t sa_len =
+	    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 	int ret = getnameinfo(sa, sa_len, buf, len, NULL, 0, NI_NUMERICHOST);
 
 	if (ret)
@@ -127,13 +127,13 @@ static const char *format_address(const struct sockaddr *sa, char *buf, size_t l
 static int parse_command_line(struct server *s, int argc, char **argv)
 {
 	static const struct rex_options_spec spec = {
-		.program = PROGRAM,
-		.summary = "accept 01-connect-client connections through the RDMA CM, "
-			   "exchange greetings, wait for the disconnect",
-		.is_server = true,
-		.flags = REX_OPT_CLIENTS,
-		.defaults = { .clients = 1 },
-		.max_clients = MAX_CLIENTS,
+	    .program = PROGRAM,
+	    .summary = "accept 01-connect-client connections through the RDMA CM, "
+	               "exchange greetings, wait for the disconnect",
+	    .is_server = true,
+	    .flags = REX_OPT_CLIENTS,
+	    .defaults = {.clients = 1},
+	    .max_clients = MAX_CLIENTS,
 	};
 
 	return rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
@@ -185,10 +185,10 @@ static int create_id(struct endpoint *ep)
 static int listen_for_clients(struct server *s)
 {
 	struct addrinfo hints = {
-		/* Without -a: the wildcard address, all IPv4 interfaces. */
-		.ai_family = s->opts.addr ? AF_UNSPEC : AF_INET,
-		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
-		.ai_socktype = SOCK_STREAM, /* one answer per address, not one per socket type */
+	    /* Without -a: the wildcard address, all IPv4 interfaces. */
+	    .ai_family = s->opts.addr ? AF_UNSPEC : AF_INET,
+	    .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	    .ai_socktype = SOCK_STREAM, /* one answer per address, not one per socket type */
 	};
 	struct addrinfo *ai;
 	char port[8];
@@ -200,8 +200,8 @@ static int listen_for_clients(struct server *s)
 	ret = getaddrinfo(s->opts.addr, port, &hints, &ai);
 	if (ret) {
 		fprintf(stderr, "getaddrinfo %s: %s\n  hint: check the address given with -a\n",
-			s->opts.addr ? s->opts.addr : "(any)",
-			ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		        s->opts.addr ? s->opts.addr : "(any)",
+		        ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
 		return -EADDRNOTAVAIL;
 	}
 
@@ -310,7 +310,7 @@ static int check_greeting(struct server *s)
 	debug(s, "CONNECT_REQUEST carried %u bytes of private data",
 	      (unsigned)s->request.private_data_len);
 	ret = greeting_decode(s->request.private_data, s->request.private_data_len, &hello, why,
-			      sizeof(why));
+	                      sizeof(why));
 	if (ret) {
 		fprintf(stderr, "server: rejecting %s: bad greeting: %s\n", s->peer, why);
 		reject_client(s, why);
@@ -391,15 +391,16 @@ out_destroy_comp_channel:
 static int create_qp(struct endpoint *ep)
 {
 	struct ibv_qp_init_attr attr = {
-		.send_cq = ep->cq, /* one CQ for both queues: simple, and enough here */
-		.recv_cq = ep->cq,
-		.cap = {
-			.max_send_wr = QUEUE_DEPTH,
-			.max_recv_wr = QUEUE_DEPTH,
-			.max_send_sge = SGE_PER_WR,
-			.max_recv_sge = SGE_PER_WR,
-		},
-		.qp_type = IBV_QPT_RC, /* reliable connected: ordered, acknowledged */
+	    .send_cq = ep->cq, /* one CQ for both queues: simple, and enough here */
+	    .recv_cq = ep->cq,
+	    .cap =
+	        {
+	            .max_send_wr = QUEUE_DEPTH,
+	            .max_recv_wr = QUEUE_DEPTH,
+	            .max_send_sge = SGE_PER_WR,
+	            .max_recv_sge = SGE_PER_WR,
+	        },
+	    .qp_type = IBV_QPT_RC, /* reliable connected: ordered, acknowledged */
 	};
 	int err;
 
@@ -424,14 +425,14 @@ static int accept_client(struct server *s)
 {
 	uint8_t data[GREETING_WIRE_SIZE];
 	struct rdma_conn_param param = {
-		/* Our greeting, in the accept's private data (at most 196 bytes). */
-		.private_data = data,
-		.private_data_len = sizeof(data),
-		/* RDMA READs in flight, each way: none in this chapter. */
-		.responder_resources = 0,
-		.initiator_depth = 0,
-		.retry_count = RETRY_COUNT,
-		.rnr_retry_count = RNR_RETRY_COUNT,
+	    /* Our greeting, in the accept's private data (at most 196 bytes). */
+	    .private_data = data,
+	    .private_data_len = sizeof(data),
+	    /* RDMA READs in flight, each way: none in this chapter. */
+	    .responder_resources = 0,
+	    .initiator_depth = 0,
+	    .retry_count = RETRY_COUNT,
+	    .rnr_retry_count = RNR_RETRY_COUNT,
 	};
 	struct greeting hello;
 	int err;
@@ -464,8 +465,7 @@ static int wait_for_established(struct server *s)
 
 	/* The client confirms our accept (RTU), and the CM reports
 	 * ESTABLISHED: the connection is up at both ends. */
-	ret = rex_cm_wait(s->conn.channel, RDMA_CM_EVENT_ESTABLISHED, ESTABLISHED_TIMEOUT_MS,
-			  NULL);
+	ret = rex_cm_wait(s->conn.channel, RDMA_CM_EVENT_ESTABLISHED, ESTABLISHED_TIMEOUT_MS, NULL);
 	if (ret)
 		return ret;
 	printf("server: connection established\n");
@@ -482,11 +482,12 @@ static int wait_for_disconnect(struct server *s)
 	 * CM has already answered it (DREP). Nothing is queued on our QP, so
 	 * there is nothing to flush: destroying the QP is all that is left. */
 	ret = rex_cm_wait(s->conn.channel, RDMA_CM_EVENT_DISCONNECTED, PEER_DISCONNECT_TIMEOUT_MS,
-			  NULL);
+	                  NULL);
 	if (ret == -ETIMEDOUT) {
-		fprintf(stderr, "server: client %s did not disconnect within %d ms: "
-				"disconnecting it\n",
-			s->peer, PEER_DISCONNECT_TIMEOUT_MS);
+		fprintf(stderr,
+		        "server: client %s did not disconnect within %d ms: "
+		        "disconnecting it\n",
+		        s->peer, PEER_DISCONNECT_TIMEOUT_MS);
 		if (rdma_disconnect(s->conn.id))
 			rex_report_errno("rdma_disconnect", errno);
 	}
@@ -596,7 +597,7 @@ out_destroy_id:
 /* [main] */
 int main(int argc, char **argv)
 {
-	struct server s = { 0 };
+	struct server s = {0};
 	int status = REX_EXIT_FAILURE;
 	int ret;
 
