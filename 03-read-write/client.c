@@ -557,6 +557,12 @@ static int deregister_buffers(struct client *c)
 		if (ret) {
 			rex_report_errno("ibv_dereg_mr", ret);
 			errors++;
+			/* The device may still own that memory: it must never go
+			 * back to malloc, so free_buffers() leaves it alone. */
+			if (mrs[i] == c->sink_mr)
+				c->sink = NULL;
+			else if (mrs[i] == c->source_mr)
+				c->source = NULL;
 		}
 	}
 	return errors ? -EBUSY : 0;

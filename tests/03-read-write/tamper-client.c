@@ -252,9 +252,18 @@ out_disconnect:
 	if (rex_conn_disconnect(conn))
 		status = REX_EXIT_FAILURE;
 out_deregister_done:
-	ibv_dereg_mr(done_mr);
+	ret = ibv_dereg_mr(done_mr); /* returns an errno value */
+	if (ret) {
+		rex_report_errno("ibv_dereg_mr", ret);
+		status = REX_EXIT_FAILURE;
+	}
 out_deregister_data:
-	ibv_dereg_mr(data_mr);
+	ret = ibv_dereg_mr(data_mr);
+	if (ret) {
+		rex_report_errno("ibv_dereg_mr", ret);
+		status = REX_EXIT_FAILURE;
+		data = NULL; /* the device may still own it: never free it */
+	}
 out_destroy_conn:
 	rex_conn_destroy(conn);
 out_free_data:
