@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,21 +89,6 @@ struct client {
 	bool connected;      /* ESTABLISHED arrived: disconnect at the end */
 	int teardown_errors; /* a destroy call failed: exit 1 */
 };
-
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct client *c, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!c->opts.verbose)
-		return;
-	fputs("client: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* The numeric text of an address, e.g. "10.77.0.1", for messages. */
 static const char *format_address(const struct sockaddr *sa, char *buf, size_t len)
@@ -422,7 +406,8 @@ static int wait_for_established(struct client *c)
 	c->connected = true;
 
 	/* The CM pads private data to the size of its field: 196 bytes here. */
-	debug(c, "ESTABLISHED carried %u bytes of private data", (unsigned)ev.private_data_len);
+	rex_debug(c->opts.verbose, "client", "ESTABLISHED carried %u bytes of private data",
+	          (unsigned)ev.private_data_len);
 	ret = greeting_decode(ev.private_data, ev.private_data_len, &peer, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "client: bad greeting from the server: %s\n", why);

@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,21 +95,6 @@ struct server {
 	unsigned long served;        /* clients handled, well or not */
 	unsigned long failed;        /* of those, the ones that failed */
 };
-
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct server *s, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!s->opts.verbose)
-		return;
-	fputs("server: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* The numeric text of an address, e.g. "10.77.0.1", for messages. */
 static const char *format_address(const struct sockaddr *sa, char *buf, size_t len)
@@ -307,8 +291,8 @@ static int check_greeting(struct server *s)
 	 * so expect padding after the greeting. We check it before we spend any
 	 * resources on this client, and refuse it if we do not understand it.
 	 */
-	debug(s, "CONNECT_REQUEST carried %u bytes of private data",
-	      (unsigned)s->request.private_data_len);
+	rex_debug(s->opts.verbose, "server", "CONNECT_REQUEST carried %u bytes of private data",
+	          (unsigned)s->request.private_data_len);
 	ret = greeting_decode(s->request.private_data, s->request.private_data_len, &hello, why,
 	                      sizeof(why));
 	if (ret) {

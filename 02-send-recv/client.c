@@ -30,7 +30,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,21 +88,6 @@ struct client {
 	bool bye_done; /* BYE's send completed: the server has it */
 	bool connected;
 };
-
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct client *c, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!c->opts.verbose)
-		return;
-	fputs("client: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
 {
@@ -257,8 +241,8 @@ static int connect_to_server(struct client *c)
 	/* rnr_retry came from the server's accept (see the walkthrough). */
 	if (c->opts.verbose && ibv_query_qp(c->conn->qp, &qp_attr,
 	                                    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &init_attr) == 0)
-		debug(c, "queue pair retry_cnt %u, rnr_retry %u", (unsigned)qp_attr.retry_cnt,
-		      (unsigned)qp_attr.rnr_retry);
+		rex_debug(c->opts.verbose, "client", "queue pair retry_cnt %u, rnr_retry %u",
+		          (unsigned)qp_attr.retry_cnt, (unsigned)qp_attr.rnr_retry);
 	return 0;
 }
 /* [connect] */

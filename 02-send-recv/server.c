@@ -30,7 +30,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,21 +102,6 @@ struct server {
 	unsigned long failed; /* of those, the ones that failed */
 };
 
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct server *s, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!s->opts.verbose)
-		return;
-	fputs("server: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int parse_command_line(struct server *s, int argc, char **argv)
 {
 	static const struct rex_options_spec spec = {
@@ -185,8 +169,8 @@ static int check_hello(struct server *s, struct session *ss)
 	 * come from the peer, so both are checked before we register a byte:
 	 * the decoder refuses 0 credits and payloads above 1 MiB.
 	 */
-	debug(s, "CONNECT_REQUEST carried %u bytes of private data",
-	      (unsigned)ss->conn->peer_data_len);
+	rex_debug(s->opts.verbose, "server", "CONNECT_REQUEST carried %u bytes of private data",
+	          (unsigned)ss->conn->peer_data_len);
 	ret = sr_hello_decode(ss->conn->peer_data, ss->conn->peer_data_len, &ss->hello, why,
 	                      sizeof(why));
 	if (ret) {

@@ -28,7 +28,6 @@
  * bad command line; 77 no RDMA device. The walkthrough is docs/03-read-write.md.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,21 +96,6 @@ struct client {
 	bool connected;              /* ESTABLISHED arrived: disconnect at the end */
 };
 
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct client *c, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!c->opts.verbose)
-		return;
-	fputs("client: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* "byte" or "bytes", so a count of 1 reads right. */
 static const char *bytes_word(uint64_t n)
 {
@@ -169,7 +153,8 @@ static int allocate_buffers(struct client *c)
 	memset(c->sink, 0, c->opts.size);
 	c->op_timeout_ms = OP_TIMEOUT_BASE_MS +
 	                   OP_TIMEOUT_MS_PER_MIB * (int)((c->opts.size + (1u << 20) - 1) >> 20);
-	debug(c, "pattern seed 0x%08x, %d ms per operation at most", c->seed, c->op_timeout_ms);
+	rex_debug(c->opts.verbose, "client", "pattern seed 0x%08x, %d ms per operation at most",
+	          c->seed, c->op_timeout_ms);
 	return 0;
 
 out_free_source:
@@ -291,7 +276,7 @@ static void explain_rejection(const struct client *c)
 	                      sizeof(why)) == 0)
 		fprintf(stderr, "client: the server refused: %s\n", refusal.text);
 	else
-		debug(c, "no refusal in the reject: %s", why);
+		rex_debug(c->opts.verbose, "client", "no refusal in the reject: %s", why);
 }
 /* [explain-rejection] */
 
@@ -330,7 +315,8 @@ static int check_descriptor(struct client *c)
 	 * what a server grants must be what we asked for, and must not wrap
 	 * around the end of the address space.
 	 */
-	debug(c, "the accept carried %u bytes of private data", (unsigned)c->conn->peer_data_len);
+	rex_debug(c->opts.verbose, "client", "the accept carried %u bytes of private data",
+	          (unsigned)c->conn->peer_data_len);
 	ret = rw_descriptor_decode(c->conn->peer_data, c->conn->peer_data_len, c->opts.size,
 	                           &c->remote, why, sizeof(why));
 	if (ret) {

@@ -28,7 +28,6 @@
  * device. The walkthrough is docs/03-read-write.md.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,21 +95,6 @@ struct server {
 	unsigned long served;          /* clients handled, well or not */
 	unsigned long failed;          /* of those, the ones that failed */
 };
-
-/* Debug lines (-v) go to stderr, so stdout keeps only the stable progress lines. */
-__attribute__((format(printf, 2, 3))) static void debug(const struct server *s, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	if (!s->opts.verbose)
-		return;
-	fputs("server: debug: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* "byte" or "bytes", so a count of 1 reads right. */
 static const char *bytes_word(uint64_t n)
@@ -264,7 +248,8 @@ static int register_buffer(struct server *s, struct session *c)
 	}
 	printf("server: registered %zu %s for remote write and read: rkey 0x%08x\n", length,
 	       bytes_word(length), c->buffer_mr->rkey);
-	debug(s, "lkey 0x%08x, rkey 0x%08x", c->buffer_mr->lkey, c->buffer_mr->rkey);
+	rex_debug(s->opts.verbose, "server", "lkey 0x%08x, rkey 0x%08x", c->buffer_mr->lkey,
+	          c->buffer_mr->rkey);
 	return 0;
 }
 /* [register-buffer] */
@@ -372,7 +357,8 @@ static int wait_for_done(struct server *s, struct session *c)
 		fprintf(stderr, "server: bad done message from %s: %s\n", c->conn->peer_name, why);
 		return ret;
 	}
-	debug(s, "done message: %u bytes, seed 0x%08x", wc.byte_len, c->done.seed);
+	rex_debug(s->opts.verbose, "server", "done message: %u bytes, seed 0x%08x", wc.byte_len,
+	          c->done.seed);
 	printf("server: client is done: %llu %s written\n", (unsigned long long)c->done.length,
 	       bytes_word(c->done.length));
 	return 0;

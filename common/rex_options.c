@@ -347,3 +347,16 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *spec, i
 		return complain(spec, err_stream, "missing -a ADDR (the server to connect to)");
 	return REX_OPTIONS_OK;
 }
+
+void rex_debug(bool verbose, const char *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	fprintf(stderr, "%s: debug: ", who);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

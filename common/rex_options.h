@@ -124,4 +124,17 @@ int rex_parse_size(const char *text, uint64_t min, uint64_t max, uint64_t *value
  */
 int rex_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *value);
 
+/**
+ * \brief Print one debug line, "WHO: debug: ...", to stderr when -v was given.
+ *
+ * Debug lines go to stderr so that stdout carries only the stable progress
+ * lines that the walkthroughs document and the tests match.
+ *
+ * \param verbose  rex_options::verbose: nothing is printed when it is false.
+ * \param who      what prefixes the line, e.g. "server" or "client".
+ * \param fmt      a printf() format for the rest of the line; the newline is added.
+ */
+void rex_debug(bool verbose, const char *who, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* REX_OPTIONS_H */
