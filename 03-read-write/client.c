@@ -181,7 +181,10 @@ static int create_connection(struct client *c)
 	c->attr.recv_depth = RECV_DEPTH;
 	c->attr.cq_depth = CQ_ENTRIES;
 	/* The READs we may have in flight. The CM tells the server's side in
-	 * the connect request; 0, the default, would make our READs fail. */
+	 * the connect request. 0, the default, makes our READs fail, though not
+	 * through our own QP (librdmacm sets its READ depth from what the
+	 * server grants): seeing 0, the server's CM leaves remote read out of
+	 * its QP's access flags, and its device refuses every READ. */
 	c->attr.initiator_depth = INITIATOR_DEPTH;
 	c->attr.responder_resources = 0; /* the server reads nothing of ours */
 

@@ -170,7 +170,9 @@ static int get_request(struct server *s, struct session *c)
 	 * work on the initiator's behalf: it reads our memory and sends it
 	 * back. Each READ in flight takes one of our device's responder
 	 * resources, and the CM agrees the number during the handshake: 0,
-	 * the default, would make every READ of the client fail.
+	 * the default, would make every READ of the client fail. (The client
+	 * must ask too: a connect request with initiator_depth 0 makes our
+	 * CM leave remote read out of our QP's access flags.)
 	 */
 	s->attr.responder_resources = RESPONDER_RESOURCES;
 	s->attr.initiator_depth = 0; /* we read nothing from the client */
@@ -217,6 +219,11 @@ static int check_request(struct server *s, struct session *c)
 	}
 	printf("server: client asks for %llu %s\n", (unsigned long long)c->request.length,
 	       bytes_word(c->request.length));
+	/* What the client said about RDMA READ in the same request: 0 would
+	 * leave remote read off our QP, and its READs would be refused. */
+	rex_debug(s->opts.verbose, "server",
+	          "the client asks to have up to %u RDMA READs in flight; we serve %d at once",
+	          (unsigned)c->conn->peer_initiator_depth, RESPONDER_RESOURCES);
 	return 0;
 }
 /* [check-request] */
