@@ -19,8 +19,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/02-send-recv-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/02-send-recv-client -a $RDMA_LAB_ADDR'
  *
  * It sends COUNT messages of SIZE bytes, at most WINDOW at once, checks that
  * every echo is byte for byte what it sent, prints the round-trip times, says

@@ -18,8 +18,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/02-send-recv-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/02-send-recv-client -a $RDMA_LAB_ADDR'
  *
  * It echoes every DATA message as an ECHO with the same payload until the
  * client says BYE, then waits for its disconnect. It serves one client, or

@@ -20,8 +20,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/03-read-write-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/03-read-write-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/03-read-write-client -a $RDMA_LAB_ADDR'
  *
  * Exit status: 0 the data went there and back intact; 1 something failed
  * (the message on stderr says what), including a descriptor we refused; 2

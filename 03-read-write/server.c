@@ -18,8 +18,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/03-read-write-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/03-read-write-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/03-read-write-client -a $RDMA_LAB_ADDR'
  *
  * -s is the most it grants one client. It serves one client, or -c CLIENTS
  * one after another (0: until killed). Exit status: 0 every client's data

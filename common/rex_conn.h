@@ -54,9 +54,14 @@ struct rex_conn_attr {
 	uint8_t initiator_depth;
 	/** RDMA READs from the peer this side serves at once (0 if the peer issues none). */
 	uint8_t responder_resources;
-	/** Retries after a lost packet or an RNR NAK: at most 6, because 7 means "forever". */
+	/** Resends of a packet the peer did not acknowledge (3 bits). The spec
+	 *  allows 7; Soft-RoCE reads 7 as "forever", so keep it at most 6.
+	 *  Only the active side's value counts: rdma_accept() ignores it. */
 	uint8_t retry_count;
-	uint8_t rnr_retry_count; /**< see retry_count */
+	/** Resends after the peer answered "receiver not ready" (3 bits): 7
+	 *  means "forever" in the spec, and a peer that never posts a receive
+	 *  would hang the sender. At most 6. */
+	uint8_t rnr_retry_count;
 	int timeout_ms;          /**< for address and route resolution and for each CM wait */
 };
 
