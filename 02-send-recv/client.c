@@ -402,7 +402,7 @@ static int wait_for_completions(struct client *c)
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			rex_report_wc(is_send ? "client: send" : "client: receive", &wc[i]);
+			rex_report_wc(is_send ? "send" : "receive", &wc[i]);
 			return -EIO;
 		}
 		if (is_send) {

@@ -398,7 +398,7 @@ static int rdma_op(struct client *c, enum ibv_wr_opcode opcode, uint64_t offset,
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc(write ? "client: RDMA WRITE" : "client: RDMA READ", &wc);
+		rex_report_wc(write ? "RDMA WRITE" : "RDMA READ", &wc);
 		return -EIO;
 	}
 	return 0;
@@ -503,7 +503,7 @@ static int send_done(struct client *c)
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc("client: SEND of the done message", &wc);
+		rex_report_wc("SEND of the done message", &wc);
 		return -EIO;
 	}
 	printf("client: told the server we are done\n");

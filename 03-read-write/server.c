@@ -348,7 +348,7 @@ static int wait_for_done(struct server *s, struct session *c)
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc("server: receive of the done message", &wc);
+		rex_report_wc("receive of the done message", &wc);
 		return -EIO;
 	}
 	ret = rw_done_decode(rex_buffers_slot(&c->done_buf, 0), wc.byte_len, c->request.length,

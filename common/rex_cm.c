@@ -231,8 +231,8 @@ static const char *unexpected_hint(const struct rdma_cm_event *event)
 		if (event->status == REJ_INVALID_SERVICE_ID || event->status == -ECONNREFUSED)
 			return rex_errno_hint("rdma_connect", ECONNREFUSED);
 		if (event->status == REJ_CONSUMER_DEFINED)
-			return "the server's program rejected the connection (rdma_reject): "
-			       "its output says why";
+			return "the server's program refused the connection (rdma_reject()), or "
+			       "closed its listener before taking the request: its output says which";
 		return NULL;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

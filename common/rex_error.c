@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
 
 /* Room for one message; the longest call name plus hint fits many times over. */
 #define REPORT_BUF_LEN 1024
@@ -41,13 +43,24 @@ const char *rex_error_program_hint(const char *call, int err)
 
 void rex_errorf(const char *fmt, ...)
 {
+	char line[REPORT_BUF_LEN + 64];
+	size_t len;
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "%s: ", program_invocation_short_name);
+	/* One line, one write(): two programs writing to one terminal (a
+	 * server and its client, say) then never mix their lines mid-line. */
+	n = snprintf(line, sizeof(line), "%s: ", program_invocation_short_name);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	len = strlen(line);
+	line[len++] = '\n';
+	fflush(stderr);
+	if (write(STDERR_FILENO, line, len) < 0)
+		return; /* nowhere left to say so */
 }
 
 static bool call_is(const char *call, const char *name)
