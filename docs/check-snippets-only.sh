@@ -13,7 +13,9 @@
 #     which Markdown would show as a code block;
 #   - a bare \snippet: pages use the aliases of docs/Doxyfile.in
 #     (\serversnippet, \clientsnippet, \sharedsnippet, \commonsnippet), which
-#     write the file's name in the box's caption.
+#     write the file's name in the box's caption;
+#   - a command that starts a server and sleeps before the client
+#     ("& sleep"): scripts/lab pair waits for the server's listening line.
 # Each problem is printed as FILE:LINE: what.
 dir=${1:-docs}
 status=0
@@ -39,6 +41,7 @@ for page in "$dir"/*.md; do
 				bad("fenced block not labelled sh or text (show code with \\snippet)")
 			next
 		}
+		/&[ \t]*sleep[ \t]/ { bad("server started with a sleep (use scripts/lab pair)") }
 		fence { next }
 		/(^|[^\\])[\\@]code([^a-z]|$)/ { bad("\\code block (show code with \\snippet)") }
 		/(^|[^\\])[\\@]snippet([^a-z]|$)/ { bad("bare \\snippet (use \\serversnippet, \\clientsnippet, \\sharedsnippet or \\commonsnippet)") }
