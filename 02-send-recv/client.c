@@ -19,8 +19,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/02-send-recv-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/02-send-recv-client -a $RDMA_LAB_ADDR'
  *
  * It sends COUNT messages of SIZE bytes, at most WINDOW at once, checks that
  * every echo is byte for byte what it sent, prints the round-trip times, says
@@ -39,12 +39,12 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rex_buffers.h"
 #include "rex_conn.h"
 #include "rex_cq.h"
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
-#include "buffers.h"
 #include "wire.h"
 
 /* [constants] */
@@ -68,8 +68,8 @@
 struct client {
 	struct rex_options opts;
 	struct rex_conn *conn;
-	struct sr_buffers recv; /* WINDOW + 1 receives, each for header + SIZE bytes */
-	struct sr_buffers send; /* WINDOW + 1 sends: the messages in flight and BYE */
+	struct rex_buffers recv; /* WINDOW + 1 receives, each for header + SIZE bytes */
+	struct rex_buffers send; /* WINDOW + 1 sends: the messages in flight and BYE */
 	uint32_t *free_send;    /* stack of send slots not in use */
 	uint32_t nfree_send;
 
@@ -87,6 +87,7 @@ struct client {
 	bool bye_posted;
 	bool bye_done; /* BYE's send completed: the server has it */
 	bool connected;
+	uint32_t outstanding; /* work requests posted whose completion we have not seen */
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -110,6 +111,8 @@ static int parse_command_line(struct client *c, int argc, char **argv)
 	    .max_window = MAX_WINDOW,
 	};
 
+	/* Error messages end with hints about this project's flags and lab. */
+	rex_error_set_hint_hook(rex_options_hint);
 	return rex_options_parse(&spec, argc, argv, &c->opts, stdout, stderr);
 }
 
@@ -147,11 +150,11 @@ static int register_memory(struct client *c)
 	uint32_t i;
 	int ret;
 
-	ret = sr_buffers_register(&c->recv, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size,
+	ret = rex_buffers_create(&c->recv, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size,
 	                          IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	ret = sr_buffers_register(&c->send, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size, 0);
+	ret = rex_buffers_create(&c->send, c->conn->pd, slots, SR_HEADER_SIZE + c->opts.size, 0);
 	if (ret)
 		goto out_deregister_recv;
 	c->free_send = calloc(slots, sizeof(*c->free_send));
@@ -173,9 +176,9 @@ out_free:
 	free(c->rtt_us);
 	free(c->sent_at);
 	free(c->free_send);
-	sr_buffers_release(&c->send);
+	rex_buffers_destroy(&c->send);
 out_deregister_recv:
-	sr_buffers_release(&c->recv);
+	rex_buffers_destroy(&c->recv);
 	return ret;
 }
 /* [register-memory] */
@@ -193,9 +196,10 @@ static int post_receives(struct client *c)
 	 * which accepts receives. Each receive is one credit for the server.
 	 */
 	for (i = 0; i < c->recv.count; i++) {
-		ret = sr_buffers_post_recv(c->conn->qp, &c->recv, i);
+		ret = rex_buffers_post_recv(c->conn->qp, &c->recv, i, rex_wr_id(SR_WR_RECV, i));
 		if (ret)
 			return ret;
+		c->outstanding++;
 	}
 	printf("client: %u receives posted\n", c->recv.count);
 	return 0;
@@ -262,7 +266,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 		return -EPROTO;
 	}
 	slot = c->free_send[--c->nfree_send];
-	buf = sr_buffers_slot(&c->send, slot);
+	buf = rex_buffers_slot(&c->send, slot);
 
 	/* The header returns the credits for the receives we re-posted. */
 	hdr.type = type;
@@ -282,7 +286,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 	 * completion, which tells us when the buffer may be reused: the device
 	 * reads it until the server's acknowledgement arrives. */
 	struct ibv_send_wr wr = {
-	    .wr_id = sr_wr_id(SR_WR_SEND, slot),
+	    .wr_id = rex_wr_id(SR_WR_SEND, slot),
 	    .sg_list = &sge,
 	    .num_sge = 1,
 	    .opcode = IBV_WR_SEND,
@@ -298,6 +302,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 		c->free_send[c->nfree_send++] = slot;
 		return -ret;
 	}
+	c->outstanding++;
 	c->credits--;
 	c->credits_owed = 0;
 	if (type == SR_BYE) {
@@ -311,7 +316,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 /* [handle-echo] */
 static int handle_echo(struct client *c, const struct ibv_wc *wc, uint32_t slot)
 {
-	const uint8_t *buf = sr_buffers_slot(&c->recv, slot);
+	const uint8_t *buf = rex_buffers_slot(&c->recv, slot);
 	uint64_t seq = c->echoed;
 	struct sr_header hdr;
 	struct timespec now;
@@ -355,9 +360,10 @@ static int handle_echo(struct client *c, const struct ibv_wc *wc, uint32_t slot)
 	c->echoed++;
 
 	/* The buffer is free again: re-post it, and owe the server a credit. */
-	ret = sr_buffers_post_recv(c->conn->qp, &c->recv, slot);
+	ret = rex_buffers_post_recv(c->conn->qp, &c->recv, slot, rex_wr_id(SR_WR_RECV, slot));
 	if (ret)
 		return ret;
+	c->outstanding++;
 	c->credits_owed++;
 	return 0;
 }
@@ -388,9 +394,10 @@ static int wait_for_completions(struct client *c)
 		        CQ_WAIT_TIMEOUT_MS / 1000, c->sent, c->echoed, c->credits);
 	if (n < 0)
 		return n;
+	c->outstanding -= (uint32_t)n;
 	for (i = 0; i < n; i++) {
-		uint32_t slot = (uint32_t)wc[i].wr_id;
-		bool is_send = wc[i].wr_id >> 32 == SR_WR_SEND;
+		uint32_t slot = rex_wr_id_slot(wc[i].wr_id);
+		bool is_send = rex_wr_id_kind(wc[i].wr_id) == SR_WR_SEND;
 
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
@@ -504,8 +511,9 @@ static int disconnect(struct client *c)
 
 	if (!c->connected)
 		return 0;
-	/* Moves our QP to the error state: receives still posted complete with
-	 * IBV_WC_WR_FLUSH_ERR, and nothing can land in our buffers any more. */
+	/* Moves our QP to the error state, which starts a flush: receives
+	 * still posted complete with IBV_WC_WR_FLUSH_ERR. Their buffers are
+	 * ours again only once those completions are taken (see teardown). */
 	ret = rex_conn_disconnect(c->conn);
 	if (ret)
 		return ret;
@@ -517,10 +525,21 @@ static int disconnect(struct client *c)
 /* [teardown] */
 static int deregister_memory(struct client *c)
 {
-	/* After the disconnect the QP is in the error state: the device no
-	 * longer touches this memory, and it may be deregistered and freed. */
-	int send_err = sr_buffers_release(&c->send);
-	int recv_err = sr_buffers_release(&c->recv);
+	int drain_err = 0, send_err, recv_err;
+
+	/*
+	 * After the disconnect our QP is in the error state, which starts a
+	 * flush: every receive still posted (and any send not yet done)
+	 * completes with IBV_WC_WR_FLUSH_ERR. Until its completion is out, a
+	 * work request's buffer is still the device's; take them all, then
+	 * deregister. Had the connection never been made, nothing was posted.
+	 */
+	if (c->outstanding > 0)
+		drain_err = rex_cq_drain(c->conn->cq, c->outstanding, CM_TIMEOUT_MS);
+	if (drain_err)
+		return drain_err; /* leak the memory rather than free it under the device */
+	send_err = rex_buffers_destroy(&c->send);
+	recv_err = rex_buffers_destroy(&c->recv);
 
 	free(c->rtt_us);
 	free(c->sent_at);

@@ -18,8 +18,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/02-send-recv-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/02-send-recv-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/02-send-recv-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/02-send-recv-client -a $RDMA_LAB_ADDR'
  *
  * It echoes every DATA message as an ECHO with the same payload until the
  * client says BYE, then waits for its disconnect. It serves one client, or
@@ -38,12 +38,12 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rex_buffers.h"
 #include "rex_conn.h"
 #include "rex_cq.h"
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
-#include "buffers.h"
 #include "wire.h"
 
 /* [constants] */
@@ -73,8 +73,8 @@
 struct session {
 	struct rex_conn *conn;
 	struct sr_hello hello;               /* the client's: its credits and max payload */
-	struct sr_buffers recv;              /* SR_SERVER_RECVS receives */
-	struct sr_buffers send;              /* echoes in flight */
+	struct rex_buffers recv;              /* SR_SERVER_RECVS receives */
+	struct rex_buffers send;              /* echoes in flight */
 	uint32_t free_send[SR_SERVER_SENDS]; /* send slots not in use */
 	uint32_t nfree_send;
 	/* DATA received and not yet echoed, in arrival order. */
@@ -93,6 +93,7 @@ struct session {
 	uint64_t echoed;   /* ECHO sends completed */
 	bool bye;          /* the client said BYE */
 	bool established;
+	uint32_t outstanding; /* work requests posted whose completion we have not seen */
 };
 
 struct server {
@@ -114,6 +115,8 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	    .max_clients = MAX_CLIENTS,
 	};
 
+	/* Error messages end with hints about this project's flags and lab. */
+	rex_error_set_hint_hook(rex_options_hint);
 	return rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
 }
 
@@ -194,14 +197,14 @@ static int register_memory(struct session *ss)
 	uint32_t i;
 	int ret;
 
-	ret = sr_buffers_register(&ss->recv, ss->conn->pd, SR_SERVER_RECVS,
+	ret = rex_buffers_create(&ss->recv, ss->conn->pd, SR_SERVER_RECVS,
 	                          SR_HEADER_SIZE + ss->hello.max_payload, IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
-	ret = sr_buffers_register(&ss->send, ss->conn->pd, sends,
+	ret = rex_buffers_create(&ss->send, ss->conn->pd, sends,
 	                          SR_HEADER_SIZE + ss->hello.max_payload, 0);
 	if (ret) {
-		sr_buffers_release(&ss->recv);
+		rex_buffers_destroy(&ss->recv);
 		return ret;
 	}
 	for (i = 0; i < sends; i++)
@@ -226,9 +229,10 @@ static int post_receives(struct session *ss)
 	 * accepts receives. Each receive is one credit for the client.
 	 */
 	for (i = 0; i < ss->recv.count; i++) {
-		ret = sr_buffers_post_recv(ss->conn->qp, &ss->recv, i);
+		ret = rex_buffers_post_recv(ss->conn->qp, &ss->recv, i, rex_wr_id(SR_WR_RECV, i));
 		if (ret)
 			return ret;
+		ss->outstanding++;
 	}
 	printf("server: %u receives posted, accepting\n", ss->recv.count);
 	return 0;
@@ -260,7 +264,7 @@ static int echo_one(struct session *ss)
 {
 	uint32_t rslot = ss->pending[ss->pending_first].slot;
 	uint32_t length = ss->pending[ss->pending_first].length;
-	uint8_t *rbuf = sr_buffers_slot(&ss->recv, rslot);
+	uint8_t *rbuf = rex_buffers_slot(&ss->recv, rslot);
 	uint32_t slot;
 	uint8_t *buf;
 	struct sr_header hdr;
@@ -268,13 +272,14 @@ static int echo_one(struct session *ss)
 
 	/* Copy the payload out, so the receive can be posted again at once. */
 	slot = ss->free_send[--ss->nfree_send];
-	buf = sr_buffers_slot(&ss->send, slot);
+	buf = rex_buffers_slot(&ss->send, slot);
 	memcpy(buf + SR_HEADER_SIZE, rbuf + SR_HEADER_SIZE, length);
 	ss->pending_first = (ss->pending_first + 1) % SR_SERVER_RECVS;
 	ss->npending--;
-	ret = sr_buffers_post_recv(ss->conn->qp, &ss->recv, rslot);
+	ret = rex_buffers_post_recv(ss->conn->qp, &ss->recv, rslot, rex_wr_id(SR_WR_RECV, rslot));
 	if (ret)
 		return ret;
+	ss->outstanding++;
 	ss->credits_owed++;
 
 	/* The echo returns the credits for every receive we re-posted,
@@ -291,7 +296,7 @@ static int echo_one(struct session *ss)
 	    .lkey = ss->send.mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-	    .wr_id = sr_wr_id(SR_WR_SEND, slot),
+	    .wr_id = rex_wr_id(SR_WR_SEND, slot),
 	    .sg_list = &sge,
 	    .num_sge = 1,
 	    .opcode = IBV_WR_SEND,
@@ -305,6 +310,7 @@ static int echo_one(struct session *ss)
 		ss->free_send[ss->nfree_send++] = slot;
 		return -ret;
 	}
+	ss->outstanding++;
 	ss->credits--;
 	ss->credits_owed = 0;
 	return 0;
@@ -328,7 +334,7 @@ static int echo_pending(struct session *ss)
 /* [handle-message] */
 static int handle_message(struct session *ss, const struct ibv_wc *wc, uint32_t slot)
 {
-	const uint8_t *buf = sr_buffers_slot(&ss->recv, slot);
+	const uint8_t *buf = rex_buffers_slot(&ss->recv, slot);
 	struct sr_header hdr;
 	char why[SR_WHY_SIZE];
 	uint32_t i;
@@ -387,9 +393,10 @@ static int wait_for_completions(struct session *ss)
 		        ss->credits);
 	if (n < 0)
 		return n;
+	ss->outstanding -= (uint32_t)n;
 	for (i = 0; i < n; i++) {
-		uint32_t slot = (uint32_t)wc[i].wr_id;
-		bool is_send = wc[i].wr_id >> 32 == SR_WR_SEND;
+		uint32_t slot = rex_wr_id_slot(wc[i].wr_id);
+		bool is_send = rex_wr_id_kind(wc[i].wr_id) == SR_WR_SEND;
 
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
@@ -444,13 +451,14 @@ static int wait_for_disconnect(struct session *ss)
 	int ret;
 
 	/* The client disconnects after BYE, and the CM reports DISCONNECTED.
-	 * That leaves our QP as it was; the helper then moves it to the error
-	 * state: our receives still posted are flushed, and nothing can land in
-	 * our buffers any more. */
+	 * The helper answers with rdma_disconnect(): that sends the client the
+	 * reply its own disconnect waits for, and moves our QP to the error
+	 * state, which flushes the receives we still have posted. (If the
+	 * client never disconnects, the helper ends the connection itself.) */
 	ret = rex_conn_wait_disconnect(ss->conn);
+	ss->established = false; /* either way, the QP is stopped */
 	if (ret)
 		return ret;
-	ss->established = false;
 	printf("server: client disconnected\n");
 	return 0;
 }
@@ -474,7 +482,7 @@ static void serve_client(struct server *s, struct session *ss)
 		goto out_deregister_memory;
 	ret = accept_client(ss);
 	if (ret)
-		goto out_deregister_memory;
+		goto out_disconnect; /* the helper stopped the QP: drain what was posted */
 	ret = serve_messages(ss);
 	if (ret)
 		goto out_disconnect;
@@ -484,10 +492,16 @@ out_disconnect:
 	/* After a failure, we end the connection ourselves. */
 	if (ss->established && rex_conn_disconnect(ss->conn) == 0)
 		printf("server: disconnected %s\n", ss->conn->peer_name);
+	/* The QP is in the error state now, and the receives still posted
+	 * complete as flushed: their buffers are the device's until then. */
+	if (ss->outstanding && rex_cq_drain(ss->conn->cq, ss->outstanding, CM_TIMEOUT_MS)) {
+		ret = ret ? ret : -ETIMEDOUT;
+		goto out_destroy_connection; /* leak the memory rather than free it under the device */
+	}
 out_deregister_memory:
-	if (sr_buffers_release(&ss->send) && !ret)
+	if (rex_buffers_destroy(&ss->send) && !ret)
 		ret = -EBUSY;
-	if (sr_buffers_release(&ss->recv) && !ret)
+	if (rex_buffers_destroy(&ss->recv) && !ret)
 		ret = -EBUSY;
 out_destroy_connection:
 	if (ret || s->opts.verbose)

@@ -142,4 +142,12 @@ void sr_pattern_fill(void *buf, size_t len, uint64_t seq);
  * true when they match; otherwise false with the first bad offset in *offset. */
 bool sr_pattern_check(const void *buf, size_t len, uint64_t seq, size_t *offset);
 
+/*
+ * What a work request was, in the upper half of its wr_id (rex_wr_id()); the
+ * lower half is its buffer slot. A completion carries wr_id back, and it is
+ * the only field a failed completion is sure to carry: wr_id 4294967297 in
+ * an error message is send slot 1.
+ */
+enum sr_wr_kind { SR_WR_SEND = 1, SR_WR_RECV = 2 };
+
 #endif /* SEND_RECV_WIRE_H */

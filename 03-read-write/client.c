@@ -20,8 +20,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/03-read-write-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/03-read-write-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/03-read-write-client -a $RDMA_LAB_ADDR'
  *
  * Exit status: 0 the data went there and back intact; 1 something failed
  * (the message on stderr says what), including a descriptor we refused; 2
@@ -38,6 +38,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rex_buffers.h"
 #include "rex_conn.h"
 #include "rex_cq.h"
 #include "rex_device.h"
@@ -62,6 +63,9 @@
  * this is the backstop in case nothing ever completes. */
 #define OP_TIMEOUT_BASE_MS    10000
 #define OP_TIMEOUT_MS_PER_MIB 1000
+/* After the disconnect, how long a work request still in flight may take to
+ * complete as flushed, in ms: the device flushes at once; this is a backstop. */
+#define FLUSH_TIMEOUT_MS 5000
 
 /* Queue sizes: one RDMA operation in flight, then the "done" SEND. */
 #define SEND_DEPTH 2
@@ -87,13 +91,13 @@ struct client {
 	struct rex_conn *conn;    /* queue pair, CQ, PD, CM id */
 	struct ibv_mr *source_mr; /* source: local read only (access 0) */
 	struct ibv_mr *sink_mr;   /* sink: local write */
-	uint8_t done_msg[RW_DONE_SIZE];
-	struct ibv_mr *done_mr;      /* done_msg: local read only */
+	struct rex_buffers done;     /* the "done" message: local read only */
 	struct rw_descriptor remote; /* the server's memory, checked */
 	uint32_t seed;               /* chooses the pattern */
 	uint32_t max_msg;            /* the most bytes one work request moves */
 	int op_timeout_ms;           /* OP_TIMEOUT_BASE_MS + OP_TIMEOUT_MS_PER_MIB * MiB */
 	bool connected;              /* ESTABLISHED arrived: disconnect at the end */
+	unsigned int outstanding;    /* work requests posted, completion not yet seen */
 };
 
 /* "byte" or "bytes", so a count of 1 reads right. */
@@ -125,6 +129,8 @@ static int parse_command_line(struct client *c, int argc, char **argv)
 	    .max_count = MAX_COUNT,
 	};
 
+	/* Error messages end with hints about this project's flags and lab. */
+	rex_error_set_hint_hook(rex_options_hint);
 	return rex_options_parse(&spec, argc, argv, &c->opts, stdout, stderr);
 }
 
@@ -175,7 +181,10 @@ static int create_connection(struct client *c)
 	c->attr.recv_depth = RECV_DEPTH;
 	c->attr.cq_depth = CQ_ENTRIES;
 	/* The READs we may have in flight. The CM tells the server's side in
-	 * the connect request; 0, the default, would make our READs fail. */
+	 * the connect request. 0, the default, makes our READs fail, though not
+	 * through our own QP (librdmacm sets its READ depth from what the
+	 * server grants): seeing 0, the server's CM leaves remote read out of
+	 * its QP's access flags, and its device refuses every READ. */
 	c->attr.initiator_depth = INITIATOR_DEPTH;
 	c->attr.responder_resources = 0; /* the server reads nothing of ours */
 
@@ -239,12 +248,11 @@ static int register_buffers(struct client *c)
 		rex_report_errno("ibv_reg_mr", err);
 		goto out_deregister_source;
 	}
-	c->done_mr = ibv_reg_mr(c->conn->pd, c->done_msg, sizeof(c->done_msg), 0);
-	if (!c->done_mr) {
-		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
+	/* The "done" message, sent with chapter 02's helper: page-aligned
+	 * memory of its own, never the stack (registration pins whole pages). */
+	err = -rex_buffers_create(&c->done, c->conn->pd, 1, RW_DONE_SIZE, 0);
+	if (err)
 		goto out_deregister_sink;
-	}
 	printf("client: registered 2 x %llu %s: write source (local read), read "
 	       "destination (local write)\n",
 	       (unsigned long long)c->opts.size, bytes_word(c->opts.size));
@@ -342,6 +350,8 @@ static int wait_for_completion(struct client *c, struct ibv_wc *wc)
 
 	ret = rex_cq_wait_watch(c->conn->comp_channel, c->conn->cq, wc, 1, c->op_timeout_ms,
 	                        c->conn->channel->fd);
+	if (ret > 0)
+		c->outstanding -= (unsigned int)ret;
 	if (ret == -ECONNRESET)
 		fprintf(stderr, "client: the server went away (disconnected)\n");
 	return ret;
@@ -383,6 +393,7 @@ static int rdma_op(struct client *c, enum ibv_wr_opcode opcode, uint64_t offset,
 		rex_report_errno("ibv_post_send", ret);
 		return -ret;
 	}
+	c->outstanding++;
 	ret = wait_for_completion(c, &wc);
 	if (ret < 0)
 		return ret;
@@ -473,19 +484,6 @@ static int timed_loop(struct client *c, enum ibv_wr_opcode opcode, const char *n
 static int send_done(struct client *c)
 {
 	struct rw_done done = {.seed = c->seed, .length = c->remote.length};
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)c->done_msg,
-	    .length = sizeof(c->done_msg),
-	    .lkey = c->done_mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-	    .wr_id = WR_DONE,
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	    .opcode = IBV_WR_SEND,
-	    .send_flags = IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 	int ret;
 
@@ -495,12 +493,12 @@ static int send_done(struct client *c)
 	 * one for this seed". Every WRITE has completed before it, and RC
 	 * keeps order, so the data is in place when the message is.
 	 */
-	rw_done_encode(&done, c->done_msg);
-	ret = ibv_post_send(c->conn->qp, &wr, &bad);
-	if (ret) {
-		rex_report_errno("ibv_post_send", ret);
-		return -ret;
-	}
+	rw_done_encode(&done, rex_buffers_slot(&c->done, 0));
+	ret = rex_buffers_post_send(c->conn->qp, &c->done, 0, RW_DONE_SIZE, WR_DONE,
+	                            IBV_SEND_SIGNALED);
+	if (ret)
+		return ret;
+	c->outstanding++;
 	ret = wait_for_completion(c, &wc);
 	if (ret < 0)
 		return ret;
@@ -533,10 +531,18 @@ static int disconnect(struct client *c)
  * EBUSY while a region is still registered in the PD. */
 static int deregister_buffers(struct client *c)
 {
-	struct ibv_mr *mrs[] = {c->done_mr, c->sink_mr, c->source_mr};
+	struct ibv_mr *mrs[] = {c->sink_mr, c->source_mr};
 	int errors = 0;
 	size_t i;
 
+	/* After the disconnect the QP is in the error state: an operation that
+	 * was still in flight (we gave up waiting for it) completes as flushed,
+	 * and its buffer is the device's until then. Leak rather than free it
+	 * under the device if that never comes. */
+	if (c->outstanding > 0 && rex_cq_drain(c->conn->cq, c->outstanding, FLUSH_TIMEOUT_MS))
+		return -ETIMEDOUT;
+	if (rex_buffers_destroy(&c->done))
+		errors++;
 	for (i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++) {
 		int ret = ibv_dereg_mr(mrs[i]); /* returns an errno value */
 

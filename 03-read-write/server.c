@@ -18,8 +18,8 @@
  *
  * or, on a machine without RDMA, in the lab VM:
  *
- *     scripts/lab run -- sh -c 'build/bin/03-read-write-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/03-read-write-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/03-read-write-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/03-read-write-client -a $RDMA_LAB_ADDR'
  *
  * -s is the most it grants one client. It serves one client, or -c CLIENTS
  * one after another (0: until killed). Exit status: 0 every client's data
@@ -37,6 +37,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rex_buffers.h"
 #include "rex_conn.h"
 #include "rex_cq.h"
 #include "rex_device.h"
@@ -62,6 +63,9 @@
  * disconnects it, and we watch the CM's event channel while we wait. This
  * limit is for a client that stays connected and never says anything. */
 #define DONE_TIMEOUT_MS (10 * 60 * 1000)
+/* After the disconnect, how long a receive still posted may take to complete
+ * as flushed, in ms: the device flushes at once; this is a backstop. */
+#define FLUSH_TIMEOUT_MS 5000
 
 /* Queue sizes: this server posts one receive and nothing else. */
 #define SEND_DEPTH 1 /* a queue pair needs room for one request per queue */
@@ -82,9 +86,9 @@ struct session {
 	struct rex_conn *conn;          /* queue pair, CQ, PD, CM id */
 	struct rw_request request;      /* what it asked for, checked */
 	struct ibv_mr *buffer_mr;       /* the granted bytes, remote access */
-	uint8_t done_msg[RW_DONE_SIZE]; /* where its "done" lands */
-	struct ibv_mr *done_mr;         /* done_msg, local write only */
+	struct rex_buffers done_buf;    /* where its "done" lands: local write only */
 	struct rw_done done;            /* its "done", checked */
+	unsigned int outstanding;       /* receives posted, completion not yet seen */
 };
 
 struct server {
@@ -116,6 +120,8 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	    .max_clients = MAX_CLIENTS,
 	};
 
+	/* Error messages end with hints about this project's flags and lab. */
+	rex_error_set_hint_hook(rex_options_hint);
 	return rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
 }
 
@@ -164,7 +170,9 @@ static int get_request(struct server *s, struct session *c)
 	 * work on the initiator's behalf: it reads our memory and sends it
 	 * back. Each READ in flight takes one of our device's responder
 	 * resources, and the CM agrees the number during the handshake: 0,
-	 * the default, would make every READ of the client fail.
+	 * the default, would make every READ of the client fail. (The client
+	 * must ask too: a connect request with initiator_depth 0 makes our
+	 * CM leave remote read out of our QP's access flags.)
 	 */
 	s->attr.responder_resources = RESPONDER_RESOURCES;
 	s->attr.initiator_depth = 0; /* we read nothing from the client */
@@ -211,6 +219,11 @@ static int check_request(struct server *s, struct session *c)
 	}
 	printf("server: client asks for %llu %s\n", (unsigned long long)c->request.length,
 	       bytes_word(c->request.length));
+	/* What the client said about RDMA READ in the same request: 0 would
+	 * leave remote read off our QP, and its READs would be refused. */
+	rex_debug(s->opts.verbose, "server",
+	          "the client asks to have up to %u RDMA READs in flight; we serve %d at once",
+	          (unsigned)c->conn->peer_initiator_depth, RESPONDER_RESOURCES);
 	return 0;
 }
 /* [check-request] */
@@ -257,42 +270,27 @@ static int register_buffer(struct server *s, struct session *c)
 /* [post-receive] */
 static int post_done_receive(struct session *c)
 {
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)c->done_msg,
-	    .length = sizeof(c->done_msg),
-	};
-	struct ibv_recv_wr wr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1};
-	struct ibv_recv_wr *bad;
-	int ret, err;
+	int ret;
 
-	/* The device writes a received message into this buffer: local write. */
-	c->done_mr =
-	    ibv_reg_mr(c->conn->pd, c->done_msg, sizeof(c->done_msg), IBV_ACCESS_LOCAL_WRITE);
-	if (!c->done_mr) {
-		ret = errno;
-		rex_report_errno("ibv_reg_mr", ret);
-		reject_client(c, "the server could not register a receive buffer");
-		return -ret;
-	}
-	sge.lkey = c->done_mr->lkey;
-
-	/* Posted before we accept, so it is there before the client can send
-	 * (chapter 02: a SEND with no receive waiting is "receiver not ready"). */
-	ret = ibv_post_recv(c->conn->qp, &wr, &bad);
+	/* One receive, for the client's "done" message, with chapter 02's
+	 * helper: registered memory of its own (local write: the device writes
+	 * a received message into it), posted before we accept so it is there
+	 * before the client can send (a SEND with no receive waiting is
+	 * "receiver not ready"). */
+	ret = rex_buffers_create(&c->done_buf, c->conn->pd, 1, RW_DONE_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	if (ret) {
-		rex_report_errno("ibv_post_recv", ret);
-		reject_client(c, "the server could not post a receive");
-		goto out_deregister;
+		reject_client(c, "the server could not register a receive buffer");
+		return ret;
 	}
+	ret = rex_buffers_post_recv(c->conn->qp, &c->done_buf, 0, 1);
+	if (ret) {
+		reject_client(c, "the server could not post a receive");
+		rex_buffers_destroy(&c->done_buf);
+		return ret;
+	}
+	c->outstanding++;
 	printf("server: receive posted for the client's done message\n");
 	return 0;
-
-out_deregister:
-	err = ibv_dereg_mr(c->done_mr); /* returns an errno value */
-	if (err)
-		rex_report_errno("ibv_dereg_mr", err);
-	c->done_mr = NULL;
-	return -ret;
 }
 /* [post-receive] */
 
@@ -342,6 +340,8 @@ static int wait_for_done(struct server *s, struct session *c)
 	 */
 	ret = rex_cq_wait_watch(c->conn->comp_channel, c->conn->cq, &wc, 1, DONE_TIMEOUT_MS,
 	                        c->conn->channel->fd);
+	if (ret > 0)
+		c->outstanding -= (unsigned int)ret;
 	if (ret == -ECONNRESET)
 		fprintf(stderr, "server: client %s left before it said it was done\n",
 		        c->conn->peer_name);
@@ -351,8 +351,8 @@ static int wait_for_done(struct server *s, struct session *c)
 		rex_report_wc("server: receive of the done message", &wc);
 		return -EIO;
 	}
-	ret =
-	    rw_done_decode(c->done_msg, wc.byte_len, c->request.length, &c->done, why, sizeof(why));
+	ret = rw_done_decode(rex_buffers_slot(&c->done_buf, 0), wc.byte_len, c->request.length,
+	                     &c->done, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "server: bad done message from %s: %s\n", c->conn->peer_name, why);
 		return ret;
@@ -394,18 +394,12 @@ static int wait_for_disconnect(struct session *c)
 {
 	int ret;
 
-	/* The client disconnects when it is done; a client that does not is
-	 * disconnected by us. Either way our QP ends in the error state: after
-	 * the client's disconnect the helper moves it there, and
-	 * rdma_disconnect() does it itself. Nothing lands in our memory
-	 * after that. */
+	/* The client disconnects when it is done. The helper answers its
+	 * disconnect with rdma_disconnect(), which also moves our QP to the
+	 * error state; a client that never disconnects is disconnected by the
+	 * helper after the timeout. Either way no operation of the client's
+	 * reaches our memory any more. */
 	ret = rex_conn_wait_disconnect(c->conn);
-	if (ret == -ETIMEDOUT) {
-		fprintf(stderr, "server: client %s did not disconnect: disconnecting it\n",
-		        c->conn->peer_name);
-		if (rdma_disconnect(c->conn->id))
-			rex_report_errno("rdma_disconnect", errno);
-	}
 	if (ret)
 		return ret;
 	printf("server: client disconnected\n");
@@ -462,7 +456,14 @@ static int serve_client(struct server *s)
 		ret = -ECONNRESET;
 
 out_deregister_done:
-	if (deregister(c.done_mr) && ret == 0)
+	/* A receive still posted (no "done" came) completes as flushed now
+	 * that the QP is in the error state; its buffer is the device's until
+	 * then. If it never comes, leak the buffer rather than free it. */
+	if (c.outstanding > 0 && rex_cq_drain(c.conn->cq, c.outstanding, FLUSH_TIMEOUT_MS)) {
+		ret = ret ? ret : -ETIMEDOUT;
+		goto out_deregister_buffer;
+	}
+	if (rex_buffers_destroy(&c.done_buf) && ret == 0)
 		ret = -EBUSY;
 out_deregister_buffer:
 	if (deregister(c.buffer_mr) && ret == 0)

@@ -3,14 +3,21 @@
  * Waiting for one expected CM event, with a timeout, a precise message when
  * something else arrives, and an acknowledgement on every path.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* poll(), clock_gettime() and inet_ntop() under -std=c11 */
+#endif
 #include "rex_cm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+
+#include "rex_error.h"
 
 /* IB CM reject reasons (InfiniBand Architecture Specification, table "REJ reason"). */
 enum {
@@ -94,6 +101,39 @@ const char *rex_cm_reject_reason(int status)
 	}
 }
 
+int rex_cm_channel_nonblocking(struct rdma_event_channel *channel)
+{
+	int flags = fcntl(channel->fd, F_GETFL);
+
+	if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		int err = errno;
+
+		rex_report_errno("fcntl", err);
+		return -err;
+	}
+	return 0;
+}
+
+const char *rex_cm_format_address(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(buf, len, "%s port %u", host, port);
+	return buf;
+}
+
 /* Milliseconds left of \p timeout_ms since \p start; -1 (forever) stays -1. */
 static int remaining_ms(const struct timespec *start, int timeout_ms)
 {
@@ -111,9 +151,10 @@ static int remaining_ms(const struct timespec *start, int timeout_ms)
 }
 
 /*
- * Wait until the channel has an event, then take it. The channel's fd may be
- * blocking: poll() bounds the wait, and once it reports the fd readable an
- * event is queued, so rdma_get_cm_event() returns at once.
+ * Wait until the channel has an event, then take it. poll() bounds the wait;
+ * on a non-blocking fd, rdma_get_cm_event() then either returns an event or
+ * fails with EAGAIN (librdmacm read something it discarded, or another reader
+ * was faster), and we poll again for what is left of the time.
  */
 static int get_event(struct rdma_event_channel *channel, enum rdma_cm_event_type expected,
                      int timeout_ms, struct rdma_cm_event **event)
@@ -126,36 +167,37 @@ static int get_event(struct rdma_event_channel *channel, enum rdma_cm_event_type
 
 	if (clock_gettime(CLOCK_MONOTONIC, &start)) {
 		err = errno;
-		fprintf(stderr, "clock_gettime: %s\n", strerror(err));
+		rex_report_errno("clock_gettime", err);
 		return -err;
 	}
 	for (;;) {
 		n = poll(&pfd, 1, left);
-		if (n < 0 && errno != EINTR) {
+		if (n < 0) {
 			err = errno;
-			fprintf(stderr, "poll: %s\n", strerror(err));
+			if (err == EINTR)
+				return -EINTR; /* a signal handler ran: the caller decides */
+			rex_report_errno("poll", err);
 			return -err;
 		}
 		if (n == 0) {
-			fprintf(stderr, "rdma_cm: no %s within %d ms\n", rdma_event_str(expected),
-			        timeout_ms);
+			rex_errorf("rdma_cm: no %s within %d ms", rdma_event_str(expected),
+			           timeout_ms);
 			return -ETIMEDOUT;
 		}
-		if (n > 0 && (pfd.revents & POLLNVAL)) {
-			fprintf(stderr, "poll: event channel fd %d is not open\n", channel->fd);
+		if (pfd.revents & POLLNVAL) {
+			rex_errorf("poll: event channel fd %d is not open", channel->fd);
 			return -EBADF;
 		}
-		if (n > 0) {
-			if (rdma_get_cm_event(channel, event) == 0)
-				return 0;
-			err = errno;
-			/* A non-blocking channel can lose a race with another reader. */
-			if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
-				fprintf(stderr, "rdma_get_cm_event: %s\n", strerror(err));
-				return -err;
-			}
+		if (rdma_get_cm_event(channel, event) == 0)
+			return 0;
+		err = errno;
+		if (err == EINTR)
+			return -EINTR;
+		if (err != EAGAIN && err != EWOULDBLOCK) {
+			rex_report_errno("rdma_get_cm_event", err);
+			return -err;
 		}
-		/* Interrupted or nothing to take after all: wait for what is left. */
+		/* Nothing to take after all: wait for what is left of the time. */
 		left = remaining_ms(&start, timeout_ms);
 	}
 }
@@ -187,8 +229,7 @@ static const char *unexpected_hint(const struct rdma_cm_event *event)
 	switch (event->event) {
 	case RDMA_CM_EVENT_REJECTED:
 		if (event->status == REJ_INVALID_SERVICE_ID || event->status == -ECONNREFUSED)
-			return "nobody is listening at that address and port: start the server "
-			       "first, and check -a and -p";
+			return rex_errno_hint("rdma_connect", ECONNREFUSED);
 		if (event->status == REJ_CONSUMER_DEFINED)
 			return "the server's program rejected the connection (rdma_reject): "
 			       "its output says why";
@@ -196,8 +237,7 @@ static const char *unexpected_hint(const struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return "the address is unreachable or not on an RDMA interface: use the "
-		       "address of the server's RDMA interface (e.g. $RDMA_LAB_ADDR)";
+		return rex_errno_hint("rdma_resolve_addr", EHOSTUNREACH);
 	case RDMA_CM_EVENT_DISCONNECTED:
 		return "the peer disconnected or died: look at its output";
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -207,10 +247,12 @@ static const char *unexpected_hint(const struct rdma_cm_event *event)
 	}
 }
 
-static void report_unexpected(enum rdma_cm_event_type expected, const struct rdma_cm_event *event)
+static void report_unexpected(enum rdma_cm_event_type expected, const struct rdma_cm_event *event,
+                              int result)
 {
 	char status[128];
 	const char *hint = unexpected_hint(event);
+	const char *own = rex_error_program_hint("rdma_cm", result);
 
 	if (event->event == RDMA_CM_EVENT_REJECTED && event->status > 0)
 		snprintf(status, sizeof(status), "status %d: %s", event->status,
@@ -221,10 +263,11 @@ static void report_unexpected(enum rdma_cm_event_type expected, const struct rdm
 	else
 		snprintf(status, sizeof(status), "status %d", event->status);
 
-	fprintf(stderr, "rdma_cm: expected %s, got %s (%s)%s%s%s\n", rdma_event_str(expected),
-	        rdma_event_str(event->event), status,
-	        event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? "; rejected that connection" : "",
-	        hint ? "\n  hint: " : "", hint ? hint : "");
+	rex_errorf("rdma_cm: expected %s, got %s (%s)%s%s%s%s%s", rdma_event_str(expected),
+	           rdma_event_str(event->event), status,
+	           event->event == RDMA_CM_EVENT_CONNECT_REQUEST ? "; rejected that connection" : "",
+	           hint ? "\n  hint: " : "", hint ? hint : "", own ? "\n  hint: " : "",
+	           own ? own : "");
 }
 
 /* Keep what the caller needs: the event itself is freed by rdma_ack_cm_event(). */
@@ -240,13 +283,18 @@ static void copy_event(const struct rdma_cm_event *event, struct rex_cm_event *o
 	/* UD ids (and multicast events) carry param.ud instead: nothing to copy. */
 	if (!event->id || event->id->qp_type == IBV_QPT_UD)
 		return;
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
+	    event->event == RDMA_CM_EVENT_ESTABLISHED) {
+		out->initiator_depth = conn->initiator_depth;
+		out->responder_resources = conn->responder_resources;
+	}
 	if (!conn->private_data || conn->private_data_len == 0)
 		return;
 	len = conn->private_data_len;
 	if (len > REX_CM_PRIVATE_DATA_MAX)
 		len = REX_CM_PRIVATE_DATA_MAX;
 	memcpy(out->private_data, conn->private_data, len);
-	out->private_data_len = (uint8_t)len;
+	out->private_data_len = len;
 }
 
 int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expected,
@@ -261,7 +309,7 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 		out = &scratch;
 	memset(out, 0, sizeof(*out));
 	if (!channel) {
-		fprintf(stderr, "rex_cm_wait: no event channel\n");
+		rex_errorf("rex_cm_wait: no event channel");
 		return -EINVAL;
 	}
 
@@ -272,13 +320,13 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 	copy_event(event, out);
 	if (event->event != expected) {
 		ret = unexpected_result(event);
-		report_unexpected(expected, event);
+		report_unexpected(expected, event, ret);
 		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			/* A connection nobody asked for: refuse it so it cannot leak. */
 			stray_id = event->id;
 			out->id = NULL;
 			if (rdma_reject(stray_id, NULL, 0))
-				fprintf(stderr, "rdma_reject: %s\n", strerror(errno));
+				rex_report_errno("rdma_reject", errno);
 		}
 	}
 
@@ -286,11 +334,11 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 	if (rdma_ack_cm_event(event)) {
 		int err = errno;
 
-		fprintf(stderr, "rdma_ack_cm_event: %s\n", strerror(err));
+		rex_report_errno("rdma_ack_cm_event", err);
 		/* Destroying the stray id now could block forever: leak it instead. */
 		return ret ? ret : -err;
 	}
 	if (stray_id && rdma_destroy_id(stray_id))
-		fprintf(stderr, "rdma_destroy_id: %s\n", strerror(errno));
+		rex_report_errno("rdma_destroy_id", errno);
 	return ret;
 }

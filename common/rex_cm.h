@@ -11,16 +11,33 @@
  * the event, on every path, so no event is ever left unacked (an unacked
  * event makes rdma_destroy_id() block forever).
  *
- * Copy rex_cm.c and rex_cm.h together; they need only librdmacm.
+ * Make every event channel non-blocking (rex_cm_channel_nonblocking()) before
+ * waiting on it: poll() saying "readable" does not promise that
+ * rdma_get_cm_event() returns at once, because librdmacm may discard an
+ * event it cannot match to an id and read again, and on a blocking fd that
+ * second read sleeps past any timeout.
+ *
+ * Copy rex_cm.c and rex_cm.h with rex_error.c and rex_error.h; they need
+ * librdmacm and libibverbs.
  */
 #ifndef REX_CM_H
 #define REX_CM_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 
-/** Largest private data any CM event carries (an accept on InfiniBand/RoCE: 196 bytes). */
-#define REX_CM_PRIVATE_DATA_MAX 196
+/**
+ * Room for any private data an event carries: librdmacm's buffer. What a
+ * peer can really send is less, and depends on the CM message: on
+ * InfiniBand and RoCE, 56 bytes with a connect request, 196 with an accept,
+ * 148 with a reject.
+ */
+#define REX_CM_PRIVATE_DATA_MAX 256
+
+/** Room for rex_cm_format_address()'s text, e.g. "fe80::1 port 20886", NUL included. */
+#define REX_CM_ADDRESS_LEN (INET6_ADDRSTRLEN + 12)
 
 /** What rex_cm_wait() keeps of an event after acknowledging it. */
 struct rex_cm_event {
@@ -30,9 +47,31 @@ struct rex_cm_event {
 	 *  new id of the incoming connection: the caller owns it and must accept,
 	 *  reject or rdma_destroy_id() it. */
 	struct rdma_cm_id *id;
-	uint8_t private_data_len; /**< bytes in private_data (may exceed what the peer sent: padding) */
+	/** RDMA READs the peer will have in flight towards us (from a connect
+	 *  request or an accept; 0 for other events). A server that serves
+	 *  READs grants at most this many responder resources. */
+	uint8_t initiator_depth;
+	/** RDMA READs from us the peer serves at once (as initiator_depth). */
+	uint8_t responder_resources;
+	size_t private_data_len; /**< bytes in private_data (may exceed what the peer sent: padding) */
 	uint8_t private_data[REX_CM_PRIVATE_DATA_MAX]; /**< copy of the event's private data */
 };
+
+/**
+ * \brief Make \p channel's fd non-blocking, as rex_cm_wait() wants it.
+ * \return 0, or a negative errno after printing the failing fcntl().
+ */
+int rex_cm_channel_nonblocking(struct rdma_event_channel *channel);
+
+/**
+ * \brief Write \p sa as numeric text with its port, e.g. "10.77.0.1 port 20886",
+ *        into \p buf (#REX_CM_ADDRESS_LEN bytes always have room).
+ *
+ * Takes what rdma_get_local_addr() and rdma_get_peer_addr() return. An
+ * address that is not IPv4 or IPv6 (or NULL) is written as "? port 0".
+ * \return \p buf.
+ */
+const char *rex_cm_format_address(const struct sockaddr *sa, char *buf, size_t len);
 
 /**
  * \brief Wait for the next event on \p channel and check it is \p expected.
@@ -51,23 +90,29 @@ struct rex_cm_event {
  * | DISCONNECTED, TIMEWAIT_EXIT                | -ECONNRESET      |
  * | DEVICE_REMOVAL                             | -ENODEV          |
  * | any other event                            | -EPROTO          |
+ * | a signal handler ran (nothing printed)     | -EINTR           |
  * | rdma_get_cm_event() or poll() failing      | -errno           |
  *
+ * -EINTR is what read(2) does without SA_RESTART: a program whose SIGINT
+ * handler sets a flag gets control back, even from a server waiting forever
+ * for a connect request. No event was taken; call again to go on waiting.
  * An unexpected CONNECT_REQUEST is rejected and its id destroyed, so it cannot
  * leak; \p out->id is then NULL. When no event was taken (timeout, poll() or
  * rdma_get_cm_event() failing) \p out is all zeros: go by the return value.
  * Private data is copied only for connected (non-UD) ids.
  *
- * Messages look like
+ * Messages start with the program's name (see rex_errorf()), and look like
  *
- *     rdma_cm: expected RDMA_CM_EVENT_ESTABLISHED, got RDMA_CM_EVENT_REJECTED (status 8: invalid service ID)
+ *     prog: rdma_cm: expected RDMA_CM_EVENT_ESTABLISHED, got RDMA_CM_EVENT_REJECTED (status 8: invalid service ID)
  *       hint: ...
- *     rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 5000 ms
+ *     prog: rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 5000 ms
  *
- * \param channel     the event channel to read; its fd may be blocking or not.
+ * \param channel     the event channel to read, made non-blocking with
+ *                    rex_cm_channel_nonblocking() (a blocking one works, but
+ *                    may then wait past \p timeout_ms; see above).
  * \param expected    the event that means success.
  * \param timeout_ms  how long to wait in milliseconds; -1 (any negative value)
- *                    waits forever. A signal does not cut the wait short.
+ *                    waits forever.
  * \param out         filled in as described; may be NULL when nothing is needed.
  * \return 0 or a negative errno as above.
  */

@@ -3,6 +3,9 @@
  * rex_conn.c: chapter 01-connect's connection setup, as a helper.
  * The walkthrough of 01-connect explains every call made here.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getaddrinfo() under -std=c11 */
+#endif
 #include "rex_conn.h"
 
 #include <errno.h>
@@ -35,24 +38,6 @@ void rex_conn_attr_default(struct rex_conn_attr *attr)
 	attr->timeout_ms = 5000;
 }
 
-/* "10.0.0.1 port 20886" (or "?" when the address cannot be shown) into buf. */
-static void format_sockaddr(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (sa && sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-	}
-	snprintf(buf, len, "%s port %u", host, port);
-}
-
 /* getaddrinfo() for an RDMA address; prints the failure. */
 static struct addrinfo *resolve_name(const char *addr, uint16_t port, int flags)
 {
@@ -65,7 +50,7 @@ static struct addrinfo *resolve_name(const char *addr, uint16_t port, int flags)
 	snprintf(service, sizeof(service), "%u", (unsigned)port);
 	ret = getaddrinfo(addr, service, &hints, &res);
 	if (ret) {
-		fprintf(stderr, "getaddrinfo %s: %s\n", addr ? addr : "(any)", gai_strerror(ret));
+		rex_errorf("getaddrinfo %s: %s", addr ? addr : "(any)", gai_strerror(ret));
 		errno = ret == EAI_SYSTEM ? errno : EHOSTUNREACH;
 		return NULL;
 	}
@@ -118,11 +103,35 @@ static int create_queues(struct rex_conn *conn, const struct rex_conn_attr *attr
 	return 0;
 }
 
-/* Keep what the peer sent with an event (accept, reject or connect data). */
+/* Keep what the peer sent with an event (accept, reject or connect data,
+ * and the RDMA READ depths it asked for). */
 static void keep_peer_data(struct rex_conn *conn, const struct rex_cm_event *event)
 {
 	conn->peer_data_len = event->private_data_len;
 	memcpy(conn->peer_data, event->private_data, event->private_data_len);
+	conn->peer_initiator_depth = event->initiator_depth;
+	conn->peer_responder_resources = event->responder_resources;
+}
+
+/* A new event channel, non-blocking (see rex_cm.h for why). */
+static struct rdma_event_channel *create_channel(void)
+{
+	struct rdma_event_channel *channel = rdma_create_event_channel();
+	int err;
+
+	if (!channel) {
+		err = errno;
+		rex_report_errno("rdma_create_event_channel", err);
+		errno = err;
+		return NULL;
+	}
+	err = -rex_cm_channel_nonblocking(channel);
+	if (err) {
+		rdma_destroy_event_channel(channel);
+		errno = err;
+		return NULL;
+	}
+	return channel;
 }
 
 struct rex_conn *rex_conn_create_client(const char *addr, uint16_t port,
@@ -142,12 +151,11 @@ struct rex_conn *rex_conn_create_client(const char *addr, uint16_t port,
 		goto out_free_addrinfo;
 	}
 	conn->attr = *attr;
-	format_sockaddr(res->ai_addr, conn->peer_name, sizeof(conn->peer_name));
+	rex_cm_format_address(res->ai_addr, conn->peer_name, sizeof(conn->peer_name));
 
-	conn->channel = rdma_create_event_channel();
+	conn->channel = create_channel();
 	if (!conn->channel) {
 		err = errno;
-		rex_report_errno("rdma_create_event_channel", err);
 		goto out_destroy_conn;
 	}
 	if (rdma_create_id(conn->channel, &conn->id, conn, RDMA_PS_TCP)) {
@@ -206,6 +214,20 @@ static struct rdma_conn_param conn_param(const struct rex_conn *conn, const void
 	return param;
 }
 
+/*
+ * After a failed connect or accept: move the QP to the error state, which a
+ * QP in any state may enter, so that receives the caller posted beforehand
+ * complete as flushed and their memory can be released safely.
+ */
+static void stop_qp(struct rex_conn *conn)
+{
+	int ret = ibv_modify_qp(conn->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR},
+	                        IBV_QP_STATE); /* an errno value */
+
+	if (ret)
+		rex_report_errno("ibv_modify_qp", ret);
+}
+
 int rex_conn_connect(struct rex_conn *conn, const void *data, uint8_t len)
 {
 	struct rdma_conn_param param = conn_param(conn, data, len);
@@ -215,12 +237,15 @@ int rex_conn_connect(struct rex_conn *conn, const void *data, uint8_t len)
 	if (rdma_connect(conn->id, &param)) {
 		ret = -errno;
 		rex_report_errno("rdma_connect", errno);
+		stop_qp(conn);
 		return ret;
 	}
 	memset(&event, 0, sizeof(event));
 	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.timeout_ms, &event);
 	/* Accept data on success; on a reject, the server's reason. */
 	keep_peer_data(conn, &event);
+	if (ret)
+		stop_qp(conn);
 	return ret;
 }
 
@@ -244,11 +269,10 @@ struct rex_listener *rex_listener_create(const char *addr, uint16_t port)
 		rex_report_errno("calloc", err);
 		goto out_free_addrinfo;
 	}
-	format_sockaddr(sa, listener->name, sizeof(listener->name));
-	listener->channel = rdma_create_event_channel();
+	rex_cm_format_address(sa, listener->name, sizeof(listener->name));
+	listener->channel = create_channel();
 	if (!listener->channel) {
 		err = errno;
-		rex_report_errno("rdma_create_event_channel", err);
 		goto out_destroy_listener;
 	}
 	if (rdma_create_id(listener->channel, &listener->id, listener, RDMA_PS_TCP)) {
@@ -318,13 +342,13 @@ struct rex_conn *rex_listener_get_request(struct rex_listener *listener,
 	conn->id->context = conn;
 	conn->attr = *attr;
 	keep_peer_data(conn, &event);
-	format_sockaddr(rdma_get_peer_addr(conn->id), conn->peer_name, sizeof(conn->peer_name));
+	rex_cm_format_address(rdma_get_peer_addr(conn->id), conn->peer_name,
+	                      sizeof(conn->peer_name));
 
 	/* Give the connection an event channel of its own, away from the listener's. */
-	conn->channel = rdma_create_event_channel();
+	conn->channel = create_channel();
 	if (!conn->channel) {
 		err = errno;
-		rex_report_errno("rdma_create_event_channel", err);
 		goto out_reject;
 	}
 	if (rdma_migrate_id(conn->id, conn->channel)) {
@@ -363,9 +387,13 @@ int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len)
 	if (rdma_accept(conn->id, &param)) {
 		ret = -errno;
 		rex_report_errno("rdma_accept", errno);
+		stop_qp(conn);
 		return ret;
 	}
-	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.timeout_ms, NULL);
+	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.timeout_ms, NULL);
+	if (ret)
+		stop_qp(conn);
+	return ret;
 }
 
 int rex_conn_reject(struct rex_conn *conn, const void *data, uint8_t len)
@@ -396,22 +424,24 @@ int rex_conn_wait_disconnect(struct rex_conn *conn)
 	int ret;
 
 	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
-	if (ret)
-		return ret;
 	/*
-	 * The peer's disconnect ended its side of the connection, and our CM
-	 * answered it; but librdmacm leaves our QP as it was (only
-	 * rdma_disconnect() and a reject move it to the error state). Put it
-	 * there ourselves: receives still posted are flushed, and nothing can
-	 * land in our memory any more before we deregister it.
+	 * The peer's disconnect request (DREQ) arrived as DISCONNECTED, but
+	 * nothing has answered it yet: the reply (DREP) goes out only from
+	 * rdma_disconnect() (or when the id is destroyed), and until then the
+	 * peer's own wait for DISCONNECTED goes on. rdma_disconnect() also
+	 * moves our QP to the error state: receives still posted are flushed,
+	 * and nothing lands in our memory once they have completed. When the
+	 * wait failed instead (the peer stayed, or a signal came), the same
+	 * call ends the connection from our side: either way the QP is stopped.
 	 */
-	ret = ibv_modify_qp(conn->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR},
-	                    IBV_QP_STATE); /* an errno value, not -1 */
-	if (ret) {
-		rex_report_errno("ibv_modify_qp", ret);
-		return -ret;
+	if (rdma_disconnect(conn->id)) {
+		int err = errno;
+
+		rex_report_errno("rdma_disconnect", err);
+		if (!ret)
+			ret = -err;
 	}
-	return 0;
+	return ret;
 }
 
 /* Remember the first failure of a teardown; report each one. */
@@ -431,7 +461,8 @@ int rex_conn_destroy(struct rex_conn *conn)
 	if (conn->qp)
 		rdma_destroy_qp(conn->id); /* returns nothing */
 	if (conn->cq) {
-		/* Fails with EBUSY while CQ events are unacknowledged. */
+		/* Blocks until every CQ event taken with ibv_get_cq_event()
+		 * has been acknowledged: ack them first. */
 		ret = ibv_destroy_cq(conn->cq);
 		if (ret)
 			teardown_failed(&first, "ibv_destroy_cq", ret);

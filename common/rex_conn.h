@@ -21,8 +21,16 @@
  *
  * Every connection owns its event channel (a server moves each accepted id
  * onto a channel of its own with rdma_migrate_id()), so a connection's events
- * never mix with the listener's. Failures are printed to stderr, naming the
- * call, before a function returns.
+ * never mix with the listener's. Every channel is non-blocking. Failures are
+ * printed to stderr, naming the call, before a function returns.
+ *
+ * Both sides end a connection with a disconnect each: the side that starts
+ * it calls rex_conn_disconnect(), the other sees the peer's DISCONNECTED in
+ * rex_conn_wait_disconnect(), which answers it with rdma_disconnect() too.
+ * After either, the QP is in the error state: work requests still posted
+ * complete with IBV_WC_WR_FLUSH_ERR. Poll those completions before you
+ * deregister the memory they name (the device may touch it until then),
+ * then rex_conn_destroy().
  *
  * Copy rex_conn.c with rex_conn.h, rex_cm.{c,h}, rex_error.{c,h} and rex_device.{c,h}.
  */
@@ -46,33 +54,51 @@ struct rex_conn_attr {
 	uint8_t initiator_depth;
 	/** RDMA READs from the peer this side serves at once (0 if the peer issues none). */
 	uint8_t responder_resources;
-	/** Retries after a lost packet or an RNR NAK: at most 6, because 7 means "forever". */
+	/** Resends of a packet the peer did not acknowledge (3 bits). The spec
+	 *  allows 7; Soft-RoCE reads 7 as "forever", so keep it at most 6.
+	 *  Only the active side's value counts: rdma_accept() ignores it. */
 	uint8_t retry_count;
-	uint8_t rnr_retry_count; /**< see retry_count */
+	/** Resends after the peer answered "receiver not ready" (3 bits): 7
+	 *  means "forever" in the spec, and a peer that never posts a receive
+	 *  would hang the sender. At most 6. */
+	uint8_t rnr_retry_count;
 	int timeout_ms;          /**< for address and route resolution and for each CM wait */
 };
 
-/** A connected (or connecting) RC queue pair and what it needs. Fields are read-only for callers.
+/**
+ * A connected (or connecting) RC queue pair and what it needs. The helpers
+ * allocate it and rex_conn_destroy() frees it. Fields are read-only for
+ * callers; the verbs objects are theirs to use (post on qp, poll cq,
+ * register memory in pd).
  */
 struct rex_conn {
-	struct rdma_event_channel *channel; /**< CM events for this connection */
+	struct rdma_event_channel *channel; /**< CM events for this connection (non-blocking fd) */
 	struct rdma_cm_id *id;              /**< the connection's CM id (owns the QP) */
-	struct ibv_pd *pd;                  /**< protection domain for this connection's memory */
+	/** Protection domain: register the connection's memory here (== id->pd). */
+	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_channel; /**< how the CQ wakes a waiting thread */
 	struct ibv_cq *cq;                     /**< one CQ for sends and receives */
 	struct ibv_qp *qp;                     /**< == id->qp */
 	struct rex_conn_attr attr;             /**< the attributes it was made with */
-	/** Private data the peer sent: its connect request (server) or its accept (client). */
+	/** Private data the peer sent: its connect request (server), its accept or
+	 *  its reject (client). Peer input: decode and check it before use. */
 	uint8_t peer_data[REX_CM_PRIVATE_DATA_MAX];
-	uint8_t peer_data_len;                /**< bytes in peer_data; may include CM padding */
-	char peer_name[INET6_ADDRSTRLEN + 8]; /**< "address" of the peer, for messages */
+	size_t peer_data_len; /**< bytes in peer_data; may include CM padding */
+	/** RDMA READs the peer asked to have in flight towards us (server: from
+	 *  its connect request; client: from the accept). A server grants at most
+	 *  this many responder_resources; more would be wasted. */
+	uint8_t peer_initiator_depth;
+	/** RDMA READs from us the peer serves at once (server: what the client
+	 *  offered; client: what the server granted, which bounds our READs). */
+	uint8_t peer_responder_resources;
+	char peer_name[REX_CM_ADDRESS_LEN]; /**< "address port N" of the peer, for messages */
 };
 
 /** A listening CM id and its event channel (server side). */
 struct rex_listener {
-	struct rdma_event_channel *channel; /**< where CONNECT_REQUEST events arrive */
+	struct rdma_event_channel *channel; /**< where CONNECT_REQUEST events arrive (non-blocking) */
 	struct rdma_cm_id *id;              /**< bound and listening */
-	char name[INET6_ADDRSTRLEN + 8];    /**< the bound address, for messages */
+	char name[REX_CM_ADDRESS_LEN];      /**< "address port N" bound, for messages */
 };
 
 /** Attributes for a small connection: 16-deep queues, one SGE, no RDMA READ, 6 retries, 5 s waits.
@@ -89,8 +115,12 @@ struct rex_conn *rex_conn_create_client(const char *addr, uint16_t port,
                                         const struct rex_conn_attr *attr);
 
 /**
- * \brief Client: connect, sending \p data (at most 56 bytes on IB/RoCE), and
- *        wait for ESTABLISHED. The server's accept data lands in peer_data.
+ * \brief Client: connect, sending \p data (at most 56 bytes on IB/RoCE; NULL
+ *        and 0 for none), and wait for ESTABLISHED.
+ *
+ * The server's accept data lands in peer_data; on a reject (-ECONNREFUSED),
+ * the reject's private data does. On failure the QP is moved to the error
+ * state: receives posted beforehand complete as flushed (rex_cq_drain()).
  * \return 0, or a negative errno after printing why (see rex_cm_wait()).
  */
 int rex_conn_connect(struct rex_conn *conn, const void *data, uint8_t len);
@@ -112,23 +142,29 @@ int rex_listener_destroy(struct rex_listener *listener);
  * \brief Server: wait (forever) for a connect request and create the PD, CQ
  *        and QP for it. The client's connect data lands in peer_data.
  * \return the new connection, to be accepted or rejected; or NULL with errno
- *         set after printing why. Release with rex_conn_destroy().
+ *         set. Release with rex_conn_destroy().
  *         errno ECONNABORTED: a request came, but its connection could not
  *         be set up (the reason was printed and the client rejected): wait
- *         for the next one. Any other errno: the listener failed.
+ *         for the next one. EINTR: a signal handler ran, nothing was printed
+ *         and no request taken: stop, or call again. Any other errno: the
+ *         listener failed (printed).
  */
 struct rex_conn *rex_listener_get_request(struct rex_listener *listener,
                                           const struct rex_conn_attr *attr);
 
 /**
- * \brief Server: accept, sending \p data (at most 196 bytes on IB/RoCE), and
- *        wait for ESTABLISHED.
+ * \brief Server: accept, sending \p data (at most 196 bytes on IB/RoCE; NULL
+ *        and 0 for none), and wait for ESTABLISHED.
+ *
+ * On failure the QP is moved to the error state: receives posted beforehand
+ * complete as flushed (rex_cq_drain()).
  * \return 0, or a negative errno after printing why.
  */
 int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len);
 
 /**
- * \brief Server: refuse the request, sending \p data (at most 148 bytes) as the reason.
+ * \brief Server: refuse the request, sending \p data (at most 148 bytes on
+ *        IB/RoCE; NULL and 0 for none) as the reason. Then rex_conn_destroy().
  * \return 0, or a negative errno after printing why.
  */
 int rex_conn_reject(struct rex_conn *conn, const void *data, uint8_t len);
@@ -136,32 +172,44 @@ int rex_conn_reject(struct rex_conn *conn, const void *data, uint8_t len);
 /**
  * \brief Start a disconnect and wait for RDMA_CM_EVENT_DISCONNECTED.
  *
- * Outstanding work requests complete with IBV_WC_WR_FLUSH_ERR afterwards.
- * \return 0, or a negative errno after printing why.
+ * rdma_disconnect() moves the QP to the error state at once (outstanding
+ * work requests complete with IBV_WC_WR_FLUSH_ERR) and sends the peer a
+ * disconnect request; the event comes with the peer's reply, or when the CM
+ * gives up waiting for it.
+ * \return 0, or a negative errno after printing why (-EINTR, printing
+ *         nothing, when a signal handler ran; the QP is stopped all the same).
  */
 int rex_conn_disconnect(struct rex_conn *conn);
 
 /**
  * \brief Wait up to the connection's timeout for the peer's disconnect, then
- *        move the QP to the error state.
+ *        answer it with rdma_disconnect().
  *
- * DISCONNECTED alone leaves the local QP as it was: librdmacm moves it to
- * the error state only in rdma_disconnect() and on a reject. This function
- * does it with ibv_modify_qp(), so that, as after rex_conn_disconnect(),
- * outstanding work requests complete with IBV_WC_WR_FLUSH_ERR and the device
- * writes no more into the connection's memory: it may be deregistered.
+ * The peer's disconnect request arrives as DISCONNECTED, but nothing answers
+ * it until this side calls rdma_disconnect() (or destroys the id): the peer
+ * waits for that reply. rdma_disconnect() also moves the QP to the error
+ * state, so that outstanding work requests complete with
+ * IBV_WC_WR_FLUSH_ERR; once they have, the device touches the connection's
+ * memory no more and it may be deregistered.
+ *
+ * Whatever happens, the QP is stopped when this returns: when the wait fails
+ * (the peer stayed connected past the timeout, a signal came, another event
+ * arrived), rdma_disconnect() ends the connection from this side.
  * \return 0, or a negative errno after printing why (from rex_cm_wait(), or
- *         the errno value of a failing ibv_modify_qp()).
+ *         the errno of a failing rdma_disconnect()); -EINTR prints nothing.
  */
 int rex_conn_wait_disconnect(struct rex_conn *conn);
 
 /**
  * \brief Release everything in reverse order of creation: QP, CQ, completion
- *        channel, PD, id, event channel. Accepts NULL and half-built connections.
+ *        channel, PD, id, event channel; then free \p conn itself.
+ *
+ * Accepts NULL and half-built connections. Deregister the connection's
+ * memory first, and acknowledge every CQ event taken: ibv_destroy_cq()
+ * blocks until they are.
  * \return 0, or the negative errno of the first release that failed (it is
- *         printed, and the rest are still released): EBUSY from the CQ means
- *         an unacknowledged CQ event, from the PD a memory region still
- *         registered in it.
+ *         printed, and the rest are still released; \p conn is freed either
+ *         way): EBUSY from the PD means a memory region still registered in it.
  */
 int rex_conn_destroy(struct rex_conn *conn);
 

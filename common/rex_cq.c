@@ -3,6 +3,9 @@
  * rex_cq.c: wait for completions through a completion channel.
  * Chapter 02-send-recv's walkthrough shows this file step by step.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* poll() and clock_gettime() under -std=c11 */
+#endif
 #include "rex_cq.h"
 
 #include <errno.h>
@@ -11,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include "rex_error.h"
 
 /* Milliseconds on a clock that never jumps. */
 static long long now_ms(void)
@@ -22,7 +27,8 @@ static long long now_ms(void)
 }
 
 /* Sleep until the channel has an event, for at most timeout_ms (-1: forever);
- * -ECONNRESET when watch_fd (unless -1) becomes readable first. */
+ * -ECONNRESET when watch_fd (unless -1) becomes readable first; -EINTR when
+ * a signal handler ran. */
 static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms, int watch_fd)
 {
 	struct pollfd pfd[2] = {{.fd = channel->fd, .events = POLLIN},
@@ -41,15 +47,14 @@ static int wait_readable(struct ibv_comp_channel *channel, int timeout_ms, int w
 		if (ret > 0)
 			return -ECONNRESET; /* only the watched fd is ready */
 		if (ret == 0) {
-			fprintf(stderr, "ibv_get_cq_event: no completion within %d ms\n",
-			        timeout_ms);
+			rex_errorf("ibv_get_cq_event: no completion within %d ms", timeout_ms);
 			return -ETIMEDOUT;
 		}
-		if (errno != EINTR) {
-			ret = -errno;
-			fprintf(stderr, "poll: %s\n", strerror(errno));
-			return ret;
-		}
+		if (errno == EINTR)
+			return -EINTR; /* a signal handler ran: the caller decides */
+		ret = -errno;
+		rex_report_errno("poll", errno);
+		return ret;
 	}
 }
 
@@ -70,7 +75,7 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
 		/* 1. and 3.: take what is there. */
 		n = ibv_poll_cq(cq, max, wc);
 		if (n < 0) {
-			fprintf(stderr, "ibv_poll_cq: failed (%d)\n", n);
+			rex_errorf("ibv_poll_cq: failed (%d)", n);
 			return -EIO;
 		}
 		if (n > 0)
@@ -82,9 +87,9 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
 		 *    once more before sleeping, for a completion that slipped in
 		 *    after the poll above but before the CQ was armed. */
 		if (!armed) {
-			ret = ibv_req_notify_cq(cq, 0);
+			ret = ibv_req_notify_cq(cq, 0); /* an errno value */
 			if (ret) {
-				fprintf(stderr, "ibv_req_notify_cq: %s\n", strerror(ret));
+				rex_report_errno("ibv_req_notify_cq", ret);
 				return -ret;
 			}
 			armed = true;
@@ -97,17 +102,52 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
 		 *    waits until every event it raised has been acknowledged. One
 		 *    event is raised per arming, so arm again before the next sleep. */
 		ret = wait_readable(channel, timeout_ms, watch_fd);
+		if (ret == -ECONNRESET) {
+			/* The peer is going, but what it did before may have
+			 * completed after our last poll: a completion that is
+			 * there must not be lost to the disconnect. */
+			n = ibv_poll_cq(cq, max, wc);
+			return n != 0 ? (n > 0 ? n : -EIO) : -ECONNRESET;
+		}
 		if (ret)
 			return ret;
 		struct ibv_cq *event_cq;
 		void *event_context;
 		if (ibv_get_cq_event(channel, &event_cq, &event_context)) {
 			ret = -errno;
-			fprintf(stderr, "ibv_get_cq_event: %s\n", strerror(errno));
+			rex_report_errno("ibv_get_cq_event", errno);
 			return ret;
 		}
 		ibv_ack_cq_events(event_cq, 1);
 		armed = false;
 		/* [cq-sleep] */
 	}
+}
+
+int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms)
+{
+	const struct timespec pause = {.tv_sec = 0, .tv_nsec = 100 * 1000}; /* 100 us */
+	long long deadline = now_ms() + timeout_ms;
+	unsigned int left = outstanding;
+	struct ibv_wc wc[16];
+	int n;
+
+	while (left > 0) {
+		n = ibv_poll_cq(cq, (int)(left < 16 ? left : 16), wc);
+		if (n < 0) {
+			rex_errorf("ibv_poll_cq: failed (%d)", n);
+			return -EIO;
+		}
+		left -= (unsigned int)n;
+		if (n > 0)
+			continue;
+		if (now_ms() >= deadline) {
+			rex_errorf("rex_cq_drain: %u of %u work requests did not complete within "
+			           "%d ms: is the QP in the error state?",
+			           left, outstanding, timeout_ms);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return 0;
 }

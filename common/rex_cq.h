@@ -14,7 +14,7 @@
  * 4. sleep in ibv_get_cq_event(), acknowledge the event with
  *    ibv_ack_cq_events() at once, and start over.
  *
- * Copy rex_cq.c with rex_cq.h; they need only libibverbs.
+ * Copy rex_cq.c with rex_cq.h, rex_error.c and rex_error.h; they need only libibverbs.
  */
 #ifndef REX_CQ_H
 #define REX_CQ_H
@@ -36,7 +36,8 @@
  * \return the number of completions in \p wc (1..max); or, after printing
  *         why, -ETIMEDOUT when nothing completed in time, or the negative
  *         errno of a failing ibv_poll_cq(), ibv_req_notify_cq(), poll() or
- *         ibv_get_cq_event().
+ *         ibv_get_cq_event(); or -EINTR, printing nothing, when a signal
+ *         handler ran (call again to go on waiting).
  */
 int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc, int max,
                 int timeout_ms);
@@ -52,10 +53,35 @@ int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_
  * \param channel, cq, wc, max, timeout_ms  as for rex_cq_wait().
  * \param watch_fd  a file descriptor to watch, or -1 for none.
  * \return as rex_cq_wait(); and -ECONNRESET, printing nothing, when
- *         \p watch_fd became readable first. The CM event is left unread for
- *         the caller (rex_cm_wait() tells what it was).
+ *         \p watch_fd became readable and the CQ, polled once more, was
+ *         still empty. (A completion that arrived before the disconnect is
+ *         returned first: call again after handling it, and -ECONNRESET
+ *         comes once the CQ is empty.) The CM event is left unread: read it
+ *         next, with rex_conn_wait_disconnect() for a connection of
+ *         rex_conn (it says what came, and stops the QP), or rex_cm_wait().
  */
 int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc,
                       int max, int timeout_ms, int watch_fd);
+
+/**
+ * \brief After the QP is in the error state, take the completions of the
+ *        \p outstanding work requests still posted on it, discarding them.
+ *
+ * Moving a QP to the error state (rdma_disconnect(), rex_conn_disconnect(),
+ * rex_conn_wait_disconnect()) starts a flush: every work request still
+ * posted completes, most with IBV_WC_WR_FLUSH_ERR. Until a request has
+ * completed, its memory is the device's; only then may it be deregistered.
+ * A flush is the expected end of a connection, not an error: nothing is
+ * printed for completions that failed. Busy-polls with short sleeps, so it
+ * needs no completion channel and leaves no CQ event to acknowledge.
+ *
+ * \param cq           the QP's completion queue (send and receive, if they differ:
+ *                     drain each with its own count).
+ * \param outstanding  work requests posted and not yet seen completing.
+ * \param timeout_ms   how long to wait for them all.
+ * \return 0 when all came; -ETIMEDOUT (printed, with how many are missing)
+ *         when fewer came in time; -EIO when ibv_poll_cq() failed (printed).
+ */
+int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms);
 
 #endif /* REX_CQ_H */

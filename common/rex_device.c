@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rex_error.h"
+
 static void report_no_device(const char *why, const char *detail)
 {
-	fprintf(stderr,
-	        "ibv_get_device_list: %s%s\n"
-	        "  hint: add a Soft-RoCE device with `rdma link add rxe0 type rxe netdev IFACE`, "
-	        "or run inside the lab with `scripts/lab run -- ...`\n",
-	        why, detail);
+	const char *own = rex_error_program_hint("ibv_get_device_list", ENODEV);
+
+	rex_errorf("ibv_get_device_list: %s%s\n"
+	           "  hint: add a Soft-RoCE device with `rdma link add rxe0 type rxe netdev IFACE`"
+	           "%s%s",
+	           why, detail, own ? "\n  hint: " : "", own ? own : "");
 }
 
 int rex_device_present(void)
@@ -33,7 +36,7 @@ int rex_device_present(void)
 			report_no_device(strerror(err), " (this kernel has no RDMA support)");
 			return -ENODEV;
 		}
-		fprintf(stderr, "ibv_get_device_list: %s\n", strerror(err));
+		rex_report_errno("ibv_get_device_list", err);
 		return -err;
 	}
 	ibv_free_device_list(list);
@@ -52,7 +55,7 @@ int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sg
 	int ret;
 
 	if (!context) {
-		fprintf(stderr, "rex_device_check_queues: no device context\n");
+		rex_errorf("rex_device_check_queues: no device context");
 		return -EINVAL;
 	}
 	/* Returns an errno value; very old libibverbs returned -1 and set errno. */
@@ -60,7 +63,7 @@ int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sg
 	if (ret) {
 		int err = ret > 0 ? ret : (errno ? errno : EIO);
 
-		fprintf(stderr, "ibv_query_device: %s\n", strerror(err));
+		rex_report_errno("ibv_query_device", err);
 		return -err;
 	}
 
@@ -70,23 +73,22 @@ int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sg
 
 	ret = 0;
 	if (cqe > attr.max_cqe) {
-		fprintf(stderr, "completion queue size %d exceeds max_cqe %d of %s\n", cqe,
-		        attr.max_cqe, name);
+		rex_errorf("completion queue size %d exceeds max_cqe %d of %s", cqe, attr.max_cqe,
+		           name);
 		ret = -EINVAL;
 	}
 	if (wr > attr.max_qp_wr) {
-		fprintf(stderr, "queue depth %d exceeds max_qp_wr %d of %s\n", wr, attr.max_qp_wr,
-		        name);
+		rex_errorf("queue depth %d exceeds max_qp_wr %d of %s", wr, attr.max_qp_wr, name);
 		ret = -EINVAL;
 	}
 	if (sge > attr.max_sge) {
-		fprintf(stderr, "scatter/gather entries %d exceed max_sge %d of %s\n", sge,
-		        attr.max_sge, name);
+		rex_errorf("scatter/gather entries %d exceed max_sge %d of %s", sge, attr.max_sge,
+		           name);
 		ret = -EINVAL;
 	}
 	if (cqe < 0 || wr < 0 || sge < 0) {
-		fprintf(stderr, "rex_device_check_queues: negative size (cqe %d, wr %d, sge %d)\n",
-		        cqe, wr, sge);
+		rex_errorf("rex_device_check_queues: negative size (cqe %d, wr %d, sge %d)", cqe, wr,
+		           sge);
 		ret = -EINVAL;
 	}
 	return ret;

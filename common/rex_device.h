@@ -9,7 +9,8 @@
  * are checked against ibv_query_device() instead of trusting constants:
  * Soft-RoCE, for example, has limits of its own.
  *
- * Copy rex_device.c and rex_device.h together; they need only libibverbs.
+ * Copy rex_device.c and rex_device.h with rex_error.c and rex_error.h; they
+ * need only libibverbs.
  */
 #ifndef REX_DEVICE_H
 #define REX_DEVICE_H
@@ -20,7 +21,8 @@
  * \brief Count the RDMA devices; when there are none, print why to stderr.
  *
  * The message names ibv_get_device_list() and says how to add a Soft-RoCE
- * device (`rdma link add rxe0 type rxe netdev IFACE`) or to use scripts/lab.
+ * device (`rdma link add rxe0 type rxe netdev IFACE`), then gives the
+ * program's own hint, if it has one (rex_error_set_hint_hook()).
  *
  * \return the number of devices (> 0), or -ENODEV when there are none
  *         (including a kernel without RDMA support, where

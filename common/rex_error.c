@@ -1,19 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Error messages: "call: reason", then a hint for the causes people meet
- * again and again. The hints are written for someone running the examples on
- * Soft-RoCE or a real NIC, so they say what to type, not what the spec says.
+ * Error messages: "program: call: reason", then a hint for the causes people
+ * meet again and again. The hints are written for someone running RDMA on
+ * Soft-RoCE or a real NIC, so they say what to type, not what the spec says;
+ * they name nothing of any one program (its flags, its scripts): a program
+ * adds those through rex_error_set_hint_hook().
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* program_invocation_short_name */
+#endif
 #include "rex_error.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Room for one message; the longest call name plus hint fits many times over. */
 #define REPORT_BUF_LEN 1024
+
+static const char UNREACHABLE_HINT[] =
+    "the address is unreachable or not on an RDMA interface: use an address of the server's "
+    "RDMA interface (`rdma link show`, `ip address`)";
+
+/* The program's own hints (rex_error_set_hint_hook()); NULL: none. The one
+ * piece of process-wide state in common/, set once at start. */
+static rex_hint_fn program_hint;
+
+void rex_error_set_hint_hook(rex_hint_fn hook)
+{
+	program_hint = hook;
+}
+
+const char *rex_error_program_hint(const char *call, int err)
+{
+	return program_hint ? program_hint(call, err < 0 ? -err : err) : NULL;
+}
+
+void rex_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 static bool call_is(const char *call, const char *name)
 {
@@ -42,8 +77,7 @@ const char *rex_errno_hint(const char *call, int err)
 	switch (err) {
 	case ENODEV:
 		return "no RDMA device serves this address: list devices with `rdma link show`; "
-		       "add Soft-RoCE with `rdma link add rxe0 type rxe netdev IFACE`, "
-		       "or run inside the lab with `scripts/lab run -- ...`";
+		       "add Soft-RoCE with `rdma link add rxe0 type rxe netdev IFACE`";
 	case ENOMEM:
 	case EAGAIN:
 		if (call_pins_memory(call))
@@ -53,16 +87,21 @@ const char *rex_errno_hint(const char *call, int err)
 		return NULL;
 	case ECONNREFUSED:
 		return "nobody is listening at that address and port: start the server first, "
-		       "and check -a and -p";
+		       "and check the address and port";
+	case EADDRNOTAVAIL:
+		/* Binding: the CM says EADDRNOTAVAIL for a port that another id
+		 * holds on an address that overlaps ours (a wildcard bind, say). */
+		if (call_is(call, "rdma_bind_addr") || call_is(call, "rdma_listen"))
+			return "this machine has no such address, or another RDMA program holds "
+			       "the port: check the address, or choose another port";
+		return UNREACHABLE_HINT; /* resolving an address that is not there */
 	case EHOSTUNREACH:
 	case ENETUNREACH:
 	case ETIMEDOUT:
-	case EADDRNOTAVAIL:
-		return "the address is unreachable or not on an RDMA interface: use the address "
-		       "of the server's RDMA interface (e.g. $RDMA_LAB_ADDR)";
+		return UNREACHABLE_HINT;
 	case EADDRINUSE:
 		return "another program already uses this port: stop it, or choose another "
-		       "port with -p";
+		       "port";
 	case ECONNRESET:
 		return "the peer disconnected or died: look at its output";
 	case EPROTO:
@@ -77,15 +116,16 @@ const char *rex_errno_hint(const char *call, int err)
 
 int rex_format_errno(char *buf, size_t len, const char *call, int err)
 {
-	const char *hint;
+	const char *hint, *own;
 
 	if (err < 0)
 		err = -err;
 	if (!call)
 		call = "(unknown call)";
 	hint = rex_errno_hint(call, err);
-	return snprintf(buf, len, "%s: %s%s%s", call, strerror(err), hint ? "\n  hint: " : "",
-	                hint ? hint : "");
+	own = rex_error_program_hint(call, err);
+	return snprintf(buf, len, "%s: %s%s%s%s%s", call, strerror(err), hint ? "\n  hint: " : "",
+	                hint ? hint : "", own ? "\n  hint: " : "", own ? own : "");
 }
 
 void rex_report_errno(const char *call, int err)
@@ -93,7 +133,7 @@ void rex_report_errno(const char *call, int err)
 	char msg[REPORT_BUF_LEN];
 
 	rex_format_errno(msg, sizeof(msg), call, err);
-	fprintf(stderr, "%s\n", msg);
+	rex_errorf("%s", msg);
 }
 
 const char *rex_wc_hint(enum ibv_wc_status status)
@@ -189,5 +229,5 @@ void rex_report_wc(const char *what, const struct ibv_wc *wc)
 	char msg[REPORT_BUF_LEN];
 
 	rex_format_wc(msg, sizeof(msg), what, wc);
-	fprintf(stderr, "%s\n", msg);
+	rex_errorf("%s", msg);
 }

@@ -15,13 +15,59 @@
  * Failed work completions go to rex_report_wc(), which prints the status text
  * (`ibv_wc_status_str()`), the status number, `wr_id`, opcode and `vendor_err`.
  *
- * Copy rex_error.c and rex_error.h together; they need only libibverbs.
+ * Every line the helpers of common/ print starts with the program's name
+ * (glibc's `program_invocation_short_name`), so a message in a log that many
+ * programs share says whose it is:
+ *
+ *     02-send-recv-client: rdma_resolve_addr: No route to host
+ *       hint: ...
+ *
+ * The hints are generic: true for any program on any RDMA device. A program
+ * adds hints of its own (its flags, its lab) with rex_error_set_hint_hook().
+ *
+ * Copy rex_error.c and rex_error.h together; they need only libibverbs and glibc.
  */
 #ifndef REX_ERROR_H
 #define REX_ERROR_H
 
 #include <stddef.h>
 #include <infiniband/verbs.h>
+
+/**
+ * \brief A program's own hint for \p err from \p call, or NULL for none.
+ *
+ * \param call  name of the failing call, as given to rex_report_errno().
+ * \param err   positive errno value.
+ * \return a string that stays valid (a literal), or NULL.
+ */
+typedef const char *(*rex_hint_fn)(const char *call, int err);
+
+/**
+ * \brief Add the program's own hints to every message of rex_report_errno()
+ *        and rex_format_errno(): printed as one more "  hint: " line after the
+ *        generic one.
+ *
+ * This is the one process-wide setting of the helpers: set it once, early in
+ * main(), before other threads start. NULL removes the hook.
+ */
+void rex_error_set_hint_hook(rex_hint_fn hook);
+
+/**
+ * \brief The program's own hint for \p err from \p call (through the hook of
+ *        rex_error_set_hint_hook()), or NULL when there is no hook or no hint.
+ *
+ * For helpers that print messages of their own shape and want the program's
+ * hint under them.
+ */
+const char *rex_error_program_hint(const char *call, int err);
+
+/**
+ * \brief Print "PROGRAM: " and the printf()-style message, then a newline, to stderr.
+ *
+ * The helpers print every message through this function. \p fmt has no
+ * trailing newline.
+ */
+void rex_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
  * \brief A one-line hint for a well-known cause of \p err, or NULL.
@@ -34,15 +80,17 @@
 const char *rex_errno_hint(const char *call, int err);
 
 /**
- * \brief Format "call: reason" and, when there is one, "\n  hint: ..." into \p buf.
+ * \brief Format "call: reason" and, when there are some, "\n  hint: ..."
+ *        lines (the generic hint, then the program's) into \p buf.
  *
+ * The program's name is not part of it: rex_report_errno() adds it.
  * \return the length the full message has (as snprintf()); the text in \p buf
  *         is cut to fit \p len and always NUL-terminated when \p len > 0.
  */
 int rex_format_errno(char *buf, size_t len, const char *call, int err);
 
 /**
- * \brief Print rex_format_errno()'s message and a newline to stderr.
+ * \brief Print the program's name, rex_format_errno()'s message and a newline to stderr.
  *
  * \param call  name of the failing call.
  * \param err   positive errno value (a negative one is accepted and negated).
@@ -69,7 +117,7 @@ const char *rex_wc_hint(enum ibv_wc_status status);
  */
 int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc);
 
-/** \brief Print rex_format_wc()'s message and a newline to stderr. */
+/** \brief Print the program's name, rex_format_wc()'s message and a newline to stderr. */
 void rex_report_wc(const char *what, const struct ibv_wc *wc);
 
 #endif /* REX_ERROR_H */

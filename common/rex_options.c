@@ -3,6 +3,9 @@
  * The shared command line. Every error is one line that names the flag and
  * the problem, followed by the usage, so a typo never gets as far as the CM.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getopt()'s optind, optarg and optopt under -std=c11 */
+#endif
 #include "rex_options.h"
 
 #include <errno.h>
@@ -22,6 +25,23 @@
 static const char *program_name(const struct rex_options_spec *spec)
 {
 	return spec->program ? spec->program : "program";
+}
+
+/* \p spec with every maximum left at 0 (a zero-initialised spec) read as
+ * "no upper limit". */
+static struct rex_options_spec with_limits(const struct rex_options_spec *spec)
+{
+	struct rex_options_spec s = *spec;
+
+	if (s.max_size == 0)
+		s.max_size = UINT64_MAX;
+	if (s.max_count == 0)
+		s.max_count = UINT64_MAX;
+	if (s.max_window == 0)
+		s.max_window = UINT32_MAX;
+	if (s.max_clients == 0)
+		s.max_clients = UINT32_MAX;
+	return s;
 }
 
 static bool enabled(const struct rex_options_spec *spec, enum rex_option_flag flag)
@@ -151,8 +171,10 @@ static void format_size(char *buf, size_t len, uint64_t v)
 	snprintf(buf, len, "%" PRIu64, v);
 }
 
-void rex_options_usage(const struct rex_options_spec *spec, FILE *stream)
+void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 {
+	const struct rex_options_spec limits = with_limits(given);
+	const struct rex_options_spec *spec = &limits;
 	const struct rex_options *def = &spec->defaults;
 	uint16_t port = def->port ? def->port : REX_DEFAULT_PORT;
 	char a[SIZE_TEXT_LEN], b[SIZE_TEXT_LEN], c[SIZE_TEXT_LEN];
@@ -240,10 +262,12 @@ static enum rex_options_result bad_value(const struct rex_options_spec *spec, FI
 	return complain(spec, err_stream, "-%c %s: not %s", flag, v, what);
 }
 
-enum rex_options_result rex_options_parse(const struct rex_options_spec *spec, int argc,
+enum rex_options_result rex_options_parse(const struct rex_options_spec *given, int argc,
                                           char **argv, struct rex_options *out, FILE *out_stream,
                                           FILE *err_stream)
 {
+	const struct rex_options_spec limits = with_limits(given);
+	const struct rex_options_spec *spec = &limits;
 	char optstring[OPTSTRING_MAX];
 	char range[2 * SIZE_TEXT_LEN + 8];
 	char lo[SIZE_TEXT_LEN], hi[SIZE_TEXT_LEN];
@@ -359,4 +383,33 @@ void rex_debug(bool verbose, const char *who, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const char *rex_options_hint(const char *call, int err)
+{
+	bool binding = call && (strcmp(call, "rdma_bind_addr") == 0 || strcmp(call, "rdma_listen") == 0);
+
+	switch (err) {
+	case ENODEV:
+		return "no RDMA on this machine? run the program in this project's Soft-RoCE lab: "
+		       "scripts/lab run -- COMMAND";
+	case ECONNREFUSED:
+		return "compare -a and -p with the address and port in the server's "
+		       "\"listening\" line";
+	case EADDRINUSE:
+		return "choose another port with -p";
+	case EADDRNOTAVAIL:
+		if (binding)
+			return "choose another port with -p, or leave -a out to listen on all "
+			       "addresses";
+		return "in the Soft-RoCE lab (scripts/lab), the server's address is "
+		       "$RDMA_LAB_ADDR";
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ETIMEDOUT:
+		return "in the Soft-RoCE lab (scripts/lab), the server's address is "
+		       "$RDMA_LAB_ADDR";
+	default:
+		return NULL;
+	}
 }

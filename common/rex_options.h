@@ -28,6 +28,9 @@
  * The programs take no positional arguments. A repeated flag keeps its last
  * value.
  *
+ * A zero-initialised spec is usable: every maximum left at 0 means "no
+ * upper limit", every minimum 0 means no lower one.
+ *
  * Copy rex_options.c and rex_options.h together; they need only libc.
  */
 #ifndef REX_OPTIONS_H
@@ -75,11 +78,11 @@ struct rex_options_spec {
 	unsigned flags;       /**< OR of ::rex_option_flag for the optional flags */
 	struct rex_options defaults; /**< values when a flag is absent (port 0 means REX_DEFAULT_PORT) */
 	uint64_t min_size;    /**< smallest -s accepted */
-	uint64_t max_size;    /**< largest -s accepted */
+	uint64_t max_size;    /**< largest -s accepted; 0: no upper limit */
 	uint64_t min_count;   /**< smallest -n accepted */
-	uint64_t max_count;   /**< largest -n accepted */
-	uint32_t max_window;  /**< -w ranges over 1..max_window */
-	uint32_t max_clients; /**< -c ranges over 0..max_clients */
+	uint64_t max_count;   /**< largest -n accepted; 0: no upper limit */
+	uint32_t max_window;  /**< -w ranges over 1..max_window; 0: no upper limit */
+	uint32_t max_clients; /**< -c ranges over 0..max_clients; 0: no upper limit */
 };
 
 /** What rex_options_parse() found. */
@@ -136,5 +139,20 @@ int rex_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *value
  */
 void rex_debug(bool verbose, const char *who, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/**
+ * \brief This project's own hints, for rex_error_set_hint_hook(): they speak of
+ *        the flags defined here (-a, -p) and of the project's Soft-RoCE lab
+ *        (scripts/lab, $RDMA_LAB_ADDR).
+ *
+ * Every program of the project installs it while parsing its command line,
+ * so its error messages end with advice that fits this project. (rex_error's
+ * own hints stay generic.) A program of your own writes its own, or none.
+ *
+ * \param call  name of the failing call.
+ * \param err   positive errno value.
+ * \return a string literal, or NULL.
+ */
+const char *rex_options_hint(const char *call, int err);
 
 #endif /* REX_OPTIONS_H */

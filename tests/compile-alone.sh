@@ -7,23 +7,34 @@
 # (rex_conn uses rex_cm, rex_error, rex_device) names them with --with, and
 # their headers are copied too: exactly what its header says to copy.
 #
-#   compile-alone.sh CC SRCDIR NAME [--with DEP]... [EXTRA_CFLAGS...]
+# It compiles the copy as a copier might: with each compiler given by --cc,
+# in strict ISO C (-std=c11, where glibc hides POSIX and GNU declarations
+# unless the file asks for them) and in GNU C (-std=gnu11), with warnings as
+# errors, and with no -D flags: whatever feature macro the helper needs, the
+# helper must define itself.
+#
+#   compile-alone.sh SRCDIR NAME [--with DEP]... [--cc CC]... [EXTRA_CFLAGS...]
 #
 # EXTRA_CFLAGS are for where the system keeps headers (pkg-config --cflags).
-# Prints the command and the compiler's output; exits nonzero on failure.
+# Prints each command and the compiler's output; exits nonzero on failure.
 set -eu
 
-if [ $# -lt 3 ]; then
-	echo "usage: $0 CC SRCDIR NAME [EXTRA_CFLAGS...]" >&2
+if [ $# -lt 2 ]; then
+	echo "usage: $0 SRCDIR NAME [--with DEP]... [--cc CC]... [EXTRA_CFLAGS...]" >&2
 	exit 2
 fi
-cc=$1 srcdir=$2 name=$3
-shift 3
-deps=""
-while [ $# -ge 2 ] && [ "$1" = --with ]; do
-	deps="$deps $2"
+srcdir=$1 name=$2
+shift 2
+deps="" compilers=""
+while [ $# -ge 2 ]; do
+	case "$1" in
+	--with) deps="$deps $2" ;;
+	--cc) compilers="$compilers $2" ;;
+	*) break ;;
+	esac
 	shift 2
 done
+[ -n "$compilers" ] || compilers=cc
 
 for f in "$srcdir/$name.c" "$srcdir/$name.h"; do
 	[ -f "$f" ] || { echo "compile-alone: $f: no such file" >&2; exit 1; }
@@ -37,13 +48,24 @@ for dep in $deps; do
 done
 
 cd "$dir"
-set -- "$cc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
-	-Werror "$@" -c "$name.c" -o "$name.o"
-echo "in $dir (holding only $(cd "$dir" && echo *)):"
-echo "  $*"
-if "$@"; then
-	echo "ok: $name.c compiles alone"
-else
-	echo "FAIL: $name.c does not compile with only $(echo *.[ch]) beside it" >&2
-	exit 1
-fi
+echo "in $dir (holding only $(echo *)):"
+# compile CC STD [EXTRA_CFLAGS...]
+compile() {
+	cc=$1 std=$2
+	shift 2
+	echo "  $cc -std=$std $WARNINGS $* -c $name.c"
+	# shellcheck disable=SC2086
+	"$cc" -std="$std" $WARNINGS "$@" -c "$name.c" -o "$name.o"
+}
+WARNINGS="-Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror"
+failed=0
+for cc in $compilers; do
+	for std in c11 gnu11; do
+		if ! compile "$cc" "$std" "$@"; then
+			echo "FAIL: $name.c does not compile with $cc -std=$std and only $(echo *.[ch]) beside it" >&2
+			failed=1
+		fi
+	done
+done
+[ "$failed" -eq 0 ] && echo "ok: $name.c compiles alone with:$compilers, -std=c11 and -std=gnu11"
+exit "$failed"

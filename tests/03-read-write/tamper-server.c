@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 
 	rex_conn_attr_default(&attr);
 	attr.responder_resources = 1;
+	attr.timeout_ms = LEAVE_TIMEOUT_MS; /* each CM wait, the client's leaving included */
 	conn = rex_listener_get_request(listener, &attr);
 	if (!conn)
 		goto out_destroy_listener;
@@ -226,10 +227,8 @@ int main(int argc, char **argv)
 
 	/* The client should refuse and leave. Whether it does in time or not,
 	 * the buffer tells whether it wrote. */
-	if (rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, LEAVE_TIMEOUT_MS, NULL) == 0)
+	if (rex_conn_wait_disconnect(conn) == 0) /* stops the QP either way */
 		printf("%s: client disconnected\n", PROGRAM);
-	else if (rdma_disconnect(conn->id))
-		rex_report_errno("rdma_disconnect", errno);
 
 	bad = first_nonzero(buffer, o.size);
 	if (bad == o.size) {

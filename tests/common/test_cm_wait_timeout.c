@@ -5,6 +5,7 @@
  * nobody writes to, so poll() never reports an event.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ int main(void)
 {
 	struct rdma_event_channel channel;
 	struct rex_cm_event ev;
+	char expected[256];
 	struct capture cap;
 	long long start, elapsed;
 	int fds[2];
@@ -41,7 +43,9 @@ int main(void)
 	elapsed = now_ms() - start;
 	text = capture_end(&cap);
 	CHECK_INT_EQ(ret, -ETIMEDOUT);
-	CHECK_STR_EQ(text, "rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 100 ms\n");
+	snprintf(expected, sizeof(expected), "%s: rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 100 ms\n",
+	         program_invocation_short_name);
+	CHECK_STR_EQ(text, expected);
 	CHECK_TRUE(elapsed >= 95 && elapsed < 5000);
 	CHECK_TRUE(ev.id == NULL);
 	CHECK_INT_EQ(ev.private_data_len, 0);
@@ -52,7 +56,9 @@ int main(void)
 	ret = rex_cm_wait(&channel, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
 	text = capture_end(&cap);
 	CHECK_INT_EQ(ret, -ETIMEDOUT);
-	CHECK_STR_EQ(text, "rdma_cm: no RDMA_CM_EVENT_ADDR_RESOLVED within 0 ms\n");
+	snprintf(expected, sizeof(expected), "%s: rdma_cm: no RDMA_CM_EVENT_ADDR_RESOLVED within 0 ms\n",
+	         program_invocation_short_name);
+	CHECK_STR_EQ(text, expected);
 	free(text);
 
 	/* A channel whose fd is not open: poll() reports it, no wait. (Not a
@@ -63,7 +69,9 @@ int main(void)
 	ret = rex_cm_wait(&channel, RDMA_CM_EVENT_ESTABLISHED, 5000, &ev);
 	text = capture_end(&cap);
 	CHECK_INT_EQ(ret, -EBADF);
-	CHECK_STR_EQ(text, "poll: event channel fd 1000 is not open\n");
+	snprintf(expected, sizeof(expected), "%s: poll: event channel fd 1000 is not open\n",
+	         program_invocation_short_name);
+	CHECK_STR_EQ(text, expected);
 	free(text);
 
 	/* No channel at all. */

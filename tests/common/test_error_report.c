@@ -19,14 +19,17 @@ int main(void)
 	capture_begin(&cap);
 	rex_report_errno("ibv_post_send", -ENOMEM);
 	text = capture_end(&cap);
-	snprintf(expected, sizeof(expected), "ibv_post_send: %s\n", strerror(ENOMEM));
+	/* Every line starts with the program's name. */
+	snprintf(expected, sizeof(expected), "%s: ibv_post_send: %s\n",
+	         program_invocation_short_name, strerror(ENOMEM));
 	CHECK_STR_EQ(text, expected);
 	free(text);
 
 	capture_begin(&cap);
 	rex_report_errno("ibv_reg_mr", ENOMEM);
 	text = capture_end(&cap);
-	n = rex_format_errno(expected, sizeof(expected) - 1, "ibv_reg_mr", ENOMEM);
+	n = snprintf(expected, sizeof(expected), "%s: ", program_invocation_short_name);
+	n += rex_format_errno(expected + n, sizeof(expected) - 1 - (size_t)n, "ibv_reg_mr", ENOMEM);
 	expected[n] = '\n';
 	expected[n + 1] = '\0';
 	CHECK_STR_EQ(text, expected);
@@ -38,9 +41,19 @@ int main(void)
 	capture_begin(&cap);
 	rex_report_wc("write", &wc);
 	text = capture_end(&cap);
-	n = rex_format_wc(expected, sizeof(expected) - 1, "write", &wc);
+	n = snprintf(expected, sizeof(expected), "%s: ", program_invocation_short_name);
+	n += rex_format_wc(expected + n, sizeof(expected) - 1 - (size_t)n, "write", &wc);
 	expected[n] = '\n';
 	expected[n + 1] = '\0';
+	CHECK_STR_EQ(text, expected);
+	free(text);
+
+	/* rex_errorf(): the name, the message, a newline. */
+	capture_begin(&cap);
+	rex_errorf("rdma_cm: no %s within %d ms", "RDMA_CM_EVENT_ESTABLISHED", 5);
+	text = capture_end(&cap);
+	snprintf(expected, sizeof(expected), "%s: rdma_cm: no RDMA_CM_EVENT_ESTABLISHED within 5 ms\n",
+	         program_invocation_short_name);
 	CHECK_STR_EQ(text, expected);
 	free(text);
 
