@@ -345,7 +345,7 @@ static int wait_for_disconnect(struct server *s)
 	 * when we call rdma_disconnect() (or destroy the id), and until then the
 	 * client's own wait for DISCONNECTED goes on. rdma_disconnect() also
 	 * moves our QP to the error state, so no work can run on it any more.
-	 * When the client never came, the same call ends the connection from here.
+	 * After a timeout, the same call ends the connection from our side.
 	 */
 	if (rdma_disconnect(s->id)) {
 		err = errno;
