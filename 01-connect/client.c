@@ -4,22 +4,16 @@
  * \brief Chapter 01, the client: one connection through the RDMA connection manager.
  *
  * What it teaches: the RDMA connection manager (CM) and its event channel;
- * resolving the server's address and then a route to it; the three verbs
- * objects every connection needs (a protection domain, a completion queue with
- * a completion channel, and a reliable-connected queue pair); connecting with
- * a small versioned greeting in the CM's private data, and reading the
- * server's greeting back; disconnecting; and tearing everything down in the
- * reverse order of creation.
+ * resolving the server's address and then a route to it; connecting with a
+ * small versioned greeting in the CM's private data, and reading the
+ * server's greeting back; disconnecting; tearing down in the reverse order
+ * of creation. (The PD, CQ and QP every connection needs: connection.c.)
  *
- * Run it against 01-connect-server on an RDMA device (a NIC, or Soft-RoCE):
+ * Run it against 01-connect-server: build/bin/01-connect-client -a 10.77.0.1
+ * on a machine with RDMA (a NIC, or Soft-RoCE), or in the lab VM:
  *
- *     build/bin/01-connect-server -a 10.77.0.1 &
- *     build/bin/01-connect-client -a 10.77.0.1
- *
- * or, on a machine without RDMA, in the lab VM:
- *
- *     scripts/lab run -- sh -c 'build/bin/01-connect-server -a "$RDMA_LAB_ADDR" & sleep 1;
- *         build/bin/01-connect-client -a "$RDMA_LAB_ADDR"; wait'
+ *     scripts/lab pair 'build/bin/01-connect-server -a $RDMA_LAB_ADDR' \
+ *                      'build/bin/01-connect-client -a $RDMA_LAB_ADDR'
  *
  * Exit status: 0 connected and disconnected cleanly; 1 something failed (the
  * message on stderr names the call); 2 bad command line; 77 no RDMA device.
@@ -35,6 +29,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "connection.h"
 #include "rex_cm.h"
 #include "rex_device.h"
 #include "rex_error.h"
@@ -59,20 +54,18 @@
  * lost connect request for well over a minute before it gives up; a server
  * that has not answered in 5 s is not coming, and a user wants to know now. */
 #define CONNECT_TIMEOUT_MS 5000
-/* How long the disconnect handshake may take, in ms: one round trip. */
+/* How long the disconnect handshake may take, in ms: one round trip, as the
+ * server answers our request at once. */
 #define DISCONNECT_TIMEOUT_MS 2000
 
-/* Queue sizes. This chapter posts no work at all, but a queue pair needs
- * room for at least one work request per queue; small numbers keep the
- * memory the device reserves for us small (chapter 02 posts real work). */
-#define QUEUE_DEPTH 4                 /* work requests per send and per receive queue */
-#define CQ_ENTRIES  (2 * QUEUE_DEPTH) /* one completion for every request of both queues */
-#define SGE_PER_WR  1                 /* scatter/gather entries per work request */
-
-/* How often the device resends a packet the peer did not acknowledge, and a
- * send the peer had no receive posted for (receiver not ready, RNR). Both
- * are 3-bit fields where 7 means "retry forever": a dead peer would then
- * hang us instead of failing the work request. 6 is the most that ends. */
+/* How often a device resends a packet the peer did not acknowledge
+ * (RETRY_COUNT: our connect request sets it for both queue pairs, since
+ * rdma_accept() ignores the server's), and a send the peer had no receive
+ * posted for (receiver not ready, RNR: ours sets the server's QP, the
+ * server's accept sets ours). Both are 3-bit fields. RNR retry 7 means
+ * "forever", which would hang a sender instead of failing it; retry count 7
+ * is an ordinary count in the spec, but Soft-RoCE reads it as forever too.
+ * 6 is the most that ends everywhere. */
 #define RETRY_COUNT     6
 #define RNR_RETRY_COUNT 6
 /* [constants] */
@@ -80,27 +73,12 @@
 /* Everything the client owns, created in this order, destroyed in reverse. */
 struct client {
 	struct rex_options opts;
-	struct rdma_event_channel *channel;    /* where the CM reports our events */
-	struct rdma_cm_id *id;                 /* our end of the connection */
-	struct ibv_pd *pd;                     /* protection domain */
-	struct ibv_comp_channel *comp_channel; /* how the CQ would wake us */
-	struct ibv_cq *cq;                     /* completion queue */
-	/* the queue pair is c->id->qp: rdma_create_qp() hangs it on the id */
-	bool connected;      /* ESTABLISHED arrived: disconnect at the end */
-	int teardown_errors; /* a destroy call failed: exit 1 */
+	struct rdma_event_channel *channel; /* where the CM reports our events */
+	struct rdma_cm_id *id;              /* our end of the connection */
+	struct connection conn;             /* its PD, CQ and QP (connection.h) */
+	bool connected;                     /* ESTABLISHED arrived: disconnect at the end */
+	int teardown_errors;                /* a destroy call failed: exit 1 */
 };
-
-/* The numeric text of an address, e.g. "10.77.0.1", for messages. */
-static const char *format_address(const struct sockaddr *sa, char *buf, size_t len)
-{
-	socklen_t sa_len =
-	    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int ret = getnameinfo(sa, sa_len, buf, len, NULL, 0, NI_NUMERICHOST);
-
-	if (ret)
-		snprintf(buf, len, "(address unknown: %s)", gai_strerror(ret));
-	return buf;
-}
 
 static int parse_command_line(struct client *c, int argc, char **argv)
 {
@@ -111,6 +89,8 @@ static int parse_command_line(struct client *c, int argc, char **argv)
 	    .is_server = false,
 	};
 
+	/* Error messages end with hints about this project's flags and lab. */
+	rex_error_set_hint_hook(rex_options_hint);
 	return rex_options_parse(&spec, argc, argv, &c->opts, stdout, stderr);
 }
 
@@ -131,7 +111,14 @@ static int create_event_channel(struct client *c)
 		rex_report_errno("rdma_create_event_channel", err);
 		return -err;
 	}
-	return 0;
+	/* Non-blocking: a readable CM fd can still block, since librdmacm may
+	 * discard an event and read again. */
+	err = rex_cm_channel_nonblocking(c->channel);
+	if (err) {
+		rdma_destroy_event_channel(c->channel); /* returns nothing */
+		c->channel = NULL;
+	}
+	return err;
 }
 /* [create-event-channel] */
 
@@ -163,7 +150,7 @@ static int resolve_address(struct client *c)
 	};
 	struct addrinfo *ai;
 	char port[8];
-	char text[NI_MAXHOST];
+	char text[REX_CM_ADDRESS_LEN];
 	int ret;
 	int err;
 
@@ -171,10 +158,9 @@ static int resolve_address(struct client *c)
 	snprintf(port, sizeof(port), "%u", (unsigned)c->opts.port);
 	ret = getaddrinfo(c->opts.addr, port, &hints, &ai);
 	if (ret) {
-		fprintf(stderr,
-		        "getaddrinfo %s: %s\n  hint: check the server's name or address given with "
-		        "-a\n",
-		        c->opts.addr, ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		rex_errorf(
+		    "getaddrinfo %s: %s\n  hint: check the server's name or address given with -a",
+		    c->opts.addr, ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
 		return -EHOSTUNREACH;
 	}
 
@@ -195,8 +181,8 @@ static int resolve_address(struct client *c)
 	                  RESOLVE_ADDR_TIMEOUT_MS + CM_EVENT_SLACK_MS, NULL);
 	if (ret)
 		return ret;
-	printf("client: address resolved: %s via %s port %u\n",
-	       format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
+	printf("client: address resolved: %s via %s (device port %u)\n",
+	       rex_cm_format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
 	       ibv_get_device_name(c->id->verbs->device), (unsigned)c->id->port_num);
 	return 0;
 }
@@ -224,103 +210,6 @@ static int resolve_route(struct client *c)
 }
 /* [resolve-route] */
 
-/* [create-pd] */
-static int create_pd(struct client *c)
-{
-	int err;
-
-	/*
-	 * A protection domain groups the queue pairs and the memory regions that
-	 * may be used together: a QP can only touch memory registered in its own
-	 * PD. One PD per connection keeps connections apart.
-	 */
-	c->pd = ibv_alloc_pd(c->id->verbs);
-	if (!c->pd) {
-		err = errno;
-		rex_report_errno("ibv_alloc_pd", err);
-		return -err;
-	}
-	printf("client: protection domain allocated\n");
-	return 0;
-}
-/* [create-pd] */
-
-/* [create-cq] */
-static int create_cq(struct client *c)
-{
-	int err;
-	int ret;
-
-	/* Devices differ in how big their queues may be: ask, do not assume. */
-	ret = rex_device_check_queues(c->id->verbs, CQ_ENTRIES, QUEUE_DEPTH, SGE_PER_WR);
-	if (ret)
-		return ret;
-
-	/*
-	 * The device reports each finished work request as a completion in a
-	 * completion queue (CQ). A program can poll the CQ, or sleep until the
-	 * CQ signals its completion channel, a file descriptor like the CM's
-	 * event channel. Chapter 02 uses both; here we only create them.
-	 */
-	c->comp_channel = ibv_create_comp_channel(c->id->verbs);
-	if (!c->comp_channel) {
-		err = errno;
-		rex_report_errno("ibv_create_comp_channel", err);
-		return -err;
-	}
-	c->cq = ibv_create_cq(c->id->verbs, CQ_ENTRIES, NULL, c->comp_channel, 0);
-	if (!c->cq) {
-		err = errno;
-		rex_report_errno("ibv_create_cq", err);
-		goto out_destroy_comp_channel;
-	}
-	/* The device may round the size up: cqe is what we really got. */
-	printf("client: completion queue created: %d entries, with a completion channel\n",
-	       c->cq->cqe);
-	return 0;
-
-out_destroy_comp_channel:
-	ret = ibv_destroy_comp_channel(c->comp_channel); /* returns an errno value */
-	if (ret)
-		rex_report_errno("ibv_destroy_comp_channel", ret);
-	c->comp_channel = NULL;
-	return -err;
-}
-/* [create-cq] */
-
-/* [create-qp] */
-static int create_qp(struct client *c)
-{
-	struct ibv_qp_init_attr attr = {
-	    .send_cq = c->cq, /* one CQ for both queues: simple, and enough here */
-	    .recv_cq = c->cq,
-	    .cap =
-	        {
-	            .max_send_wr = QUEUE_DEPTH,
-	            .max_recv_wr = QUEUE_DEPTH,
-	            .max_send_sge = SGE_PER_WR,
-	            .max_recv_sge = SGE_PER_WR,
-	        },
-	    .qp_type = IBV_QPT_RC, /* reliable connected: ordered, acknowledged */
-	};
-	int err;
-
-	/*
-	 * The queue pair (QP) is the connection's engine: a send queue and a
-	 * receive queue of work requests that the device executes. Created
-	 * through the CM, the QP belongs to our id, and the CM moves it through
-	 * its states (INIT, ready to receive, ready to send) while connecting.
-	 */
-	if (rdma_create_qp(c->id, c->pd, &attr)) {
-		err = errno;
-		rex_report_errno("rdma_create_qp", err);
-		return -err;
-	}
-	printf("client: queue pair created: RC, number %u\n", c->id->qp->qp_num);
-	return 0;
-}
-/* [create-qp] */
-
 /* [connect] */
 static int connect_to_server(struct client *c)
 {
@@ -338,6 +227,7 @@ static int connect_to_server(struct client *c)
 	    .rnr_retry_count = RNR_RETRY_COUNT,
 	};
 	struct greeting hello;
+	char text[REX_CM_ADDRESS_LEN];
 	int err;
 	int ret;
 
@@ -354,8 +244,10 @@ static int connect_to_server(struct client *c)
 		rex_report_errno("rdma_connect", err);
 		return -err;
 	}
-	printf("client: connecting with greeting: version %u \"%s\"\n", (unsigned)hello.version,
-	       hello.text);
+	/* Our own address and port: the server names us by them. */
+	printf("client: connecting from %s with greeting: version %u \"%s\"\n",
+	       rex_cm_format_address(rdma_get_local_addr(c->id), text, sizeof(text)),
+	       (unsigned)hello.version, hello.text);
 	return 0;
 }
 /* [connect] */
@@ -381,7 +273,7 @@ static int wait_for_established(struct client *c)
 {
 	struct rex_cm_event ev;
 	struct greeting peer;
-	char text[NI_MAXHOST];
+	char text[REX_CM_ADDRESS_LEN];
 	char why[GREETING_WHY_SIZE];
 	int ret;
 
@@ -396,11 +288,10 @@ static int wait_for_established(struct client *c)
 		explain_rejection(&ev);
 	if (ret == -ETIMEDOUT)
 		fprintf(stderr,
-		        "client: no answer from %s port %u\n"
+		        "client: no answer from %s\n"
 		        "  hint: is the server running at that address, and is it reachable over "
 		        "RDMA?\n",
-		        format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
-		        (unsigned)c->opts.port);
+		        rex_cm_format_address(rdma_get_peer_addr(c->id), text, sizeof(text)));
 	if (ret)
 		return ret;
 	c->connected = true;
@@ -429,8 +320,8 @@ static void disconnect(struct client *c)
 	/*
 	 * rdma_disconnect() moves our QP to the error state (any work still
 	 * queued would complete with a flush error) and sends a disconnect
-	 * request (DREQ). The server's CM replies (DREP), and both sides get
-	 * DISCONNECTED.
+	 * request (DREQ). The server gets DISCONNECTED and answers with an
+	 * rdma_disconnect() of its own (DREP); then we get DISCONNECTED.
 	 */
 	if (rdma_disconnect(c->id)) {
 		rex_report_errno("rdma_disconnect", errno);
@@ -446,56 +337,15 @@ static void disconnect(struct client *c)
 }
 /* [disconnect] */
 
-/* [teardown] */
-/*
- * Teardown, in the reverse order of creation: the QP uses the CQ and the PD,
- * the CQ uses the completion channel, and all of them hang off the id's
- * device, which the id keeps open until rdma_destroy_id(). A destroy call
- * fails (EBUSY) when something still uses the object: a bug worth an exit 1.
- */
-static void destroy_qp(struct client *c)
+/* Teardown goes on after a failed destroy call, but remembers it: exit 1.
+ * \p err is the call's errno value, 0 when it worked. */
+static void teardown_check(struct client *c, const char *call, int err)
 {
-	rdma_destroy_qp(c->id); /* returns nothing: it cannot report failure */
-}
-
-static void destroy_cq(struct client *c)
-{
-	int ret = ibv_destroy_cq(c->cq); /* returns an errno value */
-
-	if (ret) {
-		rex_report_errno("ibv_destroy_cq", ret);
-		c->teardown_errors++;
-	}
-	ret = ibv_destroy_comp_channel(c->comp_channel); /* returns an errno value */
-	if (ret) {
-		rex_report_errno("ibv_destroy_comp_channel", ret);
+	if (err) {
+		rex_report_errno(call, err);
 		c->teardown_errors++;
 	}
 }
-
-static void destroy_pd(struct client *c)
-{
-	int ret = ibv_dealloc_pd(c->pd); /* returns an errno value */
-
-	if (ret) {
-		rex_report_errno("ibv_dealloc_pd", ret);
-		c->teardown_errors++;
-	}
-}
-
-static void destroy_id(struct client *c)
-{
-	if (rdma_destroy_id(c->id)) {
-		rex_report_errno("rdma_destroy_id", errno);
-		c->teardown_errors++;
-	}
-}
-
-static void destroy_event_channel(struct client *c)
-{
-	rdma_destroy_event_channel(c->channel); /* returns nothing */
-}
-/* [teardown] */
 
 /* [main] */
 int main(int argc, char **argv)
@@ -520,11 +370,11 @@ int main(int argc, char **argv)
 		goto out_destroy_id;
 	if (resolve_route(&c))
 		goto out_destroy_id;
-	if (create_pd(&c))
+	if (create_pd(c.id, &c.conn, "client"))
 		goto out_destroy_id;
-	if (create_cq(&c))
-		goto out_destroy_pd;
-	if (create_qp(&c))
+	if (create_cq(c.id, &c.conn, "client"))
+		goto out_dealloc_pd;
+	if (create_qp(c.id, &c.conn, "client"))
 		goto out_destroy_cq;
 	if (connect_to_server(&c))
 		goto out_destroy_qp;
@@ -534,16 +384,23 @@ int main(int argc, char **argv)
 
 out_disconnect:
 	disconnect(&c);
+	/* Teardown, in the reverse order of creation: the QP uses the CQ and
+	 * the PD, the CQ its completion channel, and the id holds the device
+	 * open. A destroy call fails (EBUSY) when something still uses the
+	 * object: a bug worth an exit 1. verbs return an errno value; rdma_*
+	 * return -1 and set errno. */
 out_destroy_qp:
-	destroy_qp(&c);
+	rdma_destroy_qp(c.id); /* returns nothing: it cannot report failure */
 out_destroy_cq:
-	destroy_cq(&c);
-out_destroy_pd:
-	destroy_pd(&c);
+	teardown_check(&c, "ibv_destroy_cq", ibv_destroy_cq(c.conn.cq));
+	teardown_check(&c, "ibv_destroy_comp_channel",
+	               ibv_destroy_comp_channel(c.conn.comp_channel));
+out_dealloc_pd:
+	teardown_check(&c, "ibv_dealloc_pd", ibv_dealloc_pd(c.conn.pd));
 out_destroy_id:
-	destroy_id(&c);
+	teardown_check(&c, "rdma_destroy_id", rdma_destroy_id(c.id) ? errno : 0);
 out_destroy_event_channel:
-	destroy_event_channel(&c);
+	rdma_destroy_event_channel(c.channel); /* returns nothing */
 out:
 	return c.teardown_errors ? REX_EXIT_FAILURE : status;
 }

@@ -10,7 +10,12 @@
 #     or not labelled at all (commands go in ```sh, program output in ```text);
 #   - a \code or @code block;
 #   - an indented line that looks like C (ends in ; { or }) outside a fence,
-#     which Markdown would show as a code block.
+#     which Markdown would show as a code block;
+#   - a bare \snippet: pages use the aliases of docs/Doxyfile.in
+#     (\serversnippet, \clientsnippet, \sharedsnippet, \commonsnippet), which
+#     write the file's name in the box's caption;
+#   - a command that starts a server and sleeps before the client
+#     ("& sleep"): scripts/lab pair waits for the server's listening line.
 # Each problem is printed as FILE:LINE: what.
 dir=${1:-docs}
 status=0
@@ -36,8 +41,10 @@ for page in "$dir"/*.md; do
 				bad("fenced block not labelled sh or text (show code with \\snippet)")
 			next
 		}
+		/&[ \t]*sleep[ \t]/ { bad("server started with a sleep (use scripts/lab pair)") }
 		fence { next }
 		/(^|[^\\])[\\@]code([^a-z]|$)/ { bad("\\code block (show code with \\snippet)") }
+		/(^|[^\\])[\\@]snippet([^a-z]|$)/ { bad("bare \\snippet (use \\serversnippet, \\clientsnippet, \\sharedsnippet or \\commonsnippet)") }
 		/^(    |\t)/ && /[;{}][ \t]*$/ { bad("indented C-like line (show code with \\snippet)") }
 		END {
 			if (fence) {
@@ -52,5 +59,5 @@ if [ "$found" = 0 ]; then
 	echo "no pages (*.md) in $dir"
 	exit 1
 fi
-[ "$status" = 0 ] && echo "ok: the pages in $dir show code only through snippets"
+[ "$status" = 0 ] && echo "ok: the pages in $dir show code only through captioned snippets"
 exit $status
