@@ -15,6 +15,12 @@ REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod"
 REX_PKGS_DOCS="doxygen graphviz mscgen"
 
 rex_say() { printf '%s: %s\n' "${REX_SCRIPT:-rex}" "$*" >&2; }
+
+# rex_usage: print the running script's header comment, which is its usage
+# (line 4, after "#!", SPDX and "#", up to the first line that is not a comment).
+rex_usage() {
+	sed -n '4,/^[^#]/{/^[^#]/q;s/^# \{0,1\}//;p;}' "$0"
+}
 rex_die() {
 	rex_say "error: $*"
 	exit 1

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Tests of scripts/pair with shell stand-ins for the programs: no RDMA, no VM.
+#
+#   tests/scripts/pair.sh CASE      (test pair.CASE, label lab: on the host)
+#
+# Cases:
+#   waits_for_listening  the client starts only after the server's listening
+#                        line, which comes 2 s late
+#   order                lines of both programs, stdout and stderr, come out
+#                        once, unlabelled, in the order they were written
+#   stops_server         a server that never exits is stopped 10 s after the
+#                        client, with a line saying so; exit 0
+#   kills_stubborn_server  one that ignores SIGTERM gets SIGKILL
+#   client_failure       the client's exit status is the pair's
+#   server_failure       so is the server's, when the client succeeded
+#   server_exits_early   a server that exits before listening: its status,
+#                        and no client
+#   quick_server         a server that exits right after its listening line
+#                        still counts as listening: the client runs
+#   timeout              --timeout ends a hung client (and the server): 124
+#   bad_usage            wrong command lines: 2, before anything runs
+# Exit: 0 pass, 1 fail.
+#
+# The commands are for "sh -c", in single quotes on purpose:
+# shellcheck disable=SC2016
+set -uo pipefail
+PAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/pair
+case_name=${1:?which case?}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/pair-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export T
+failed=0
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+# run [ARGS...]: scripts/pair ARGS; sets out (what it printed, stdout and
+# stderr), rc and ms (how long it took).
+run() {
+	local start
+	start=$(date +%s%3N)
+	out=$("$PAIR" "$@" 2>&1)
+	rc=$?
+	ms=$(($(date +%s%3N) - start))
+	echo "--- scripts/pair exited with $rc after $ms ms; it printed:"
+	printf '%s\n' "$out" | sed 's/^/  | /'
+}
+expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status: expected $1, got $rc"; }
+expect_line() { grep -qxE -- "$1" <<<"$out" || fail "no line matching: $1"; }
+expect_no_line() { ! grep -qE -- "$1" <<<"$out" || fail "a line matches, and none should: $1"; }
+expect_output() { # expect_output LINE...: exactly these lines, in this order
+	local want
+	want=$(printf '%s\n' "$@")
+	[ "$out" = "$want" ] || fail "the output is not, line for line:$(printf '\n  > %s' "$@")"
+}
+expect_ms_between() { # expect_ms_between LOW HIGH
+	if [ "$ms" -lt "$1" ] || [ "$ms" -gt "$2" ]; then
+		fail "it took $ms ms, expected $1 to $2 ms"
+	fi
+}
+# A shell snippet that waits for the file $T/NAME: "$(until NAME)".
+until_file() { printf 'until [ -e "$T/%s" ]; do sleep 0.05; done' "$1"; }
+
+case "$case_name" in
+waits_for_listening)
+	run 'echo "x: starting"; sleep 2; touch "$T/listening"; echo "x: listening on nothing"; sleep 0.5; echo "x: done"' \
+		'if [ -e "$T/listening" ]; then echo "client: started after the listening line"; else echo "client: started too early"; exit 1; fi'
+	expect_rc 0
+	expect_output "x: starting" "x: listening on nothing" "client: started after the listening line" "x: done"
+	expect_ms_between 2000 8000
+	;;
+order)
+	# The two take turns, each waiting for the other's file: the order of the
+	# lines is fixed, and half of them go to stderr.
+	run "echo x: listening; $(until_file 1); echo 'server: two' >&2; touch \"\$T/2\"; $(until_file 3); echo 'server: four'" \
+		"echo 'client: one' >&2; touch \"\$T/1\"; $(until_file 2); echo 'client: three'; touch \"\$T/3\""
+	expect_rc 0
+	expect_output "x: listening" "client: one" "server: two" "client: three" "server: four"
+	;;
+stops_server)
+	run 'echo "x: listening"; exec sleep 600' 'echo "client: done"'
+	expect_rc 0
+	expect_line "pair: the server is still running 10s after the client ended: stopping it"
+	expect_line "pair: stopped the server with SIGTERM \(it did not exit by itself\)"
+	expect_ms_between 10000 16000
+	;;
+kills_stubborn_server)
+	export REX_PAIR_GRACE=1 REX_PAIR_KILL_AFTER=1
+	run 'trap "" TERM; echo "x: listening"; while :; do sleep 0.1; done' 'echo "client: done"'
+	expect_rc 0
+	expect_line "pair: stopped the server with SIGKILL \(it did not exit by itself\)"
+	expect_ms_between 2000 7000
+	;;
+client_failure)
+	run 'echo "x: listening"; sleep 0.5; echo "x: bye"' 'echo "client: no luck" >&2; exit 3'
+	expect_rc 3
+	expect_line "pair: the client exited with status 3"
+	expect_line "x: bye"
+	;;
+server_failure)
+	run 'echo "x: listening"; sleep 0.5; exit 4' 'echo "client: fine"'
+	expect_rc 4
+	expect_line "pair: the server exited with status 4"
+	;;
+server_exits_early)
+	run 'echo "x: cannot listen" >&2; exit 5' 'touch "$T/client-ran"'
+	expect_rc 5
+	expect_line "x: cannot listen"
+	expect_line "pair: the server exited with status 5 before it printed a listening line; the client was not started"
+	[ ! -e "$T/client-ran" ] || fail "the client ran"
+	;;
+quick_server)
+	run 'echo "x: one"; echo "x: two"; echo "x: listening"; exit 0' 'echo "client: ran"'
+	expect_rc 0
+	expect_output "x: one" "x: two" "x: listening" "client: ran"
+	;;
+timeout)
+	run --timeout 3 'echo "x: listening"; exec sleep 600' 'echo $$ >"$T/client.pid"; echo "client: stuck"; exec sleep 600'
+	expect_rc 124
+	expect_line "pair: timed out after 3s: killing the server and the client"
+	expect_ms_between 3000 7000
+	if [ -s "$T/client.pid" ] && kill -0 "$(cat "$T/client.pid")" 2>/dev/null; then
+		fail "the client (pid $(cat "$T/client.pid")) still runs"
+	fi
+	;;
+bad_usage)
+	for args in "only-one" "a b c" "--timeout 0 a b" "--timeout x a b" "--frobnicate a b"; do
+		# shellcheck disable=SC2086 # the words of $args are the arguments
+		run $args
+		expect_rc 2
+		expect_no_line "^(a|b|only-one)$"
+	done
+	run --help
+	expect_rc 0
+	expect_line "  scripts/pair \[--timeout SECONDS\] 'SERVER COMMAND' 'CLIENT COMMAND'"
+	;;
+*)
+	echo "no case '$case_name'"
+	exit 2
+	;;
+esac
+
+[ "$failed" -eq 0 ] && echo PASS
+exit "$failed"

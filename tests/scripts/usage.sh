@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Test scripts.usage: every script answers -h and --help with its usage and
+# exit status 0, and a bad command line with exit status 2 and a message,
+# before it does anything else (no build, no VM).
+#
+#   tests/scripts/usage.sh
+#
+# Exit: 0 pass, 1 fail.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+failed=0
+
+# expect CODE REGEX SCRIPT ARGS...: SCRIPT ARGS exits with CODE, and its
+# output (stdout and stderr) has a line matching REGEX.
+expect() {
+	local code=$1 re=$2 script=$3 out rc=0
+	shift 3
+	out=$(timeout 20 "$ROOT/scripts/$script" "$@" 2>&1 </dev/null) || rc=$?
+	if [ "$rc" -ne "$code" ] || ! grep -qE -- "$re" <<<"$out"; then
+		echo "FAIL: scripts/$script $*: expected exit status $code and a line matching '$re'; got $rc and:"
+		printf '%s\n' "$out" | sed 's/^/  | /'
+		failed=1
+	else
+		echo "ok: scripts/$script $* -> $rc"
+	fi
+}
+
+for script in lab pair tour check; do
+	for flag in -h --help; do
+		expect 0 "^scripts/$script: " "$script" "$flag"
+	done
+done
+expect 2 "unknown command 'frobnicate'" lab frobnicate
+expect 2 "^  scripts/lab run " lab
+expect 2 "pair wants two commands" lab pair 'only the server'
+expect 2 "pair wants two commands" lab pair a b c
+expect 2 "--timeout wants whole seconds" lab pair --timeout soon a b
+expect 2 "unknown option '--frobnicate'" lab pair --frobnicate a b
+expect 2 "no command given after --" lab run --
+expect 2 "unknown option '--frobnicate'" tour --frobnicate
+expect 2 "takes no arguments" check --frobnicate
+
+[ "$failed" -eq 0 ] && echo PASS
+exit "$failed"
