@@ -9,7 +9,7 @@ REX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATH=$PATH:/usr/sbin:/sbin
 
 # Debian packages, by what they are needed for.
-REX_PKGS_BUILD="gcc make cmake pkg-config libibverbs-dev librdmacm-dev"
+REX_PKGS_BUILD="gcc clang make cmake pkg-config libibverbs-dev librdmacm-dev"
 REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest"
 REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod"
 REX_PKGS_DOCS="doxygen graphviz mscgen"
