@@ -335,7 +335,7 @@ static int take_credit(struct client *c, const struct ibv_wc *wc)
 	 * wc_flags: the opcode says "a receive", the flag says "it carried
 	 * an immediate". (IBV_WC_RECV_RDMA_WITH_IMM is only for WRITEs.)
 	 */
-	im_wc_describe(wc, what, sizeof(what));
+	im_wc_describe(wc, what, sizeof(what)); /* once per credit, not per message */
 	if (wc->opcode != IBV_WC_RECV || !(wc->wc_flags & IBV_WC_WITH_IMM) || wc->byte_len != 0) {
 		fprintf(stderr, "client: not a credit: %s\n", what);
 		return -EPROTO;
@@ -401,8 +401,10 @@ static int wait_for_completions(struct client *c)
 				return ret;
 			continue;
 		}
-		im_wc_describe(&wc[i], what, sizeof(what));
-		rex_debug(c->opts.verbose, "client", "completion: %s", what);
+		if (c->opts.verbose) { /* described only when shown: once per message */
+			im_wc_describe(&wc[i], what, sizeof(what));
+			rex_debug(true, "client", "completion: %s", what);
+		}
 		if (kind == IM_WR_WRITE)
 			c->completed++;
 		else
@@ -445,8 +447,8 @@ static int stream_messages(struct client *c)
 	       "%.1f MiB/s\n",
 	       count, c->opts.size, bytes_word(c->opts.size), c->elapsed_s,
 	       (double)count / c->elapsed_s, mib / c->elapsed_s);
-	printf("client: %" PRIu64 " credits came back, returning %" PRIu64 " slots\n", c->credits,
-	       c->returned);
+	printf("client: %" PRIu64 " credit%s came back, returning %" PRIu64 " slots\n", c->credits,
+	       c->credits == 1 ? "" : "s", c->returned);
 	return 0;
 }
 /* [stream] */

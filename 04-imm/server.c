@@ -392,9 +392,12 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 		rex_report_wc(is_credit ? "server: credit SEND WITH IMM" : "server: receive", wc);
 		return -EIO;
 	}
-	/* What the device really reported (-v): see the walkthrough. */
-	im_wc_describe(wc, what, sizeof(what));
-	rex_debug(s->opts.verbose, "server", "completion: %s", what);
+	/* What the device really reported, with -v: see the walkthrough.
+	 * (Described only when shown: this runs for every message.) */
+	if (s->opts.verbose) {
+		im_wc_describe(wc, what, sizeof(what));
+		rex_debug(true, "server", "completion: %s", what);
+	}
 	if (is_credit)
 		return 0; /* a credit is gone */
 
@@ -405,6 +408,7 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 	 * The immediate is valid only with that flag.
 	 */
 	if (!(wc->wc_flags & IBV_WC_WITH_IMM)) {
+		im_wc_describe(wc, what, sizeof(what));
 		fprintf(stderr, "server: a message from %s without an immediate: %s\n",
 		        c->conn->peer_name, what);
 		return -EPROTO;
@@ -421,6 +425,7 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 		c->done = true;
 		return 0;
 	}
+	im_wc_describe(wc, what, sizeof(what));
 	fprintf(stderr, "server: unexpected completion from %s: %s\n", c->conn->peer_name, what);
 	return -EPROTO;
 }
@@ -462,9 +467,9 @@ static int consume_messages(struct server *s, struct session *c)
 	printf("server: client is done: %" PRIu64 " messages, %" PRIu64 " %s, each checked "
 	       "in place\n",
 	       c->messages, c->bytes, bytes_word(c->bytes));
-	printf("server: %" PRIu64 " credits sent, returning %" PRIu64 " slots in batches of %u "
+	printf("server: %" PRIu64 " credit%s sent, returning %" PRIu64 " slots in batches of %u "
 	       "or more\n",
-	       c->credits, c->returned, c->batch);
+	       c->credits, c->credits == 1 ? "" : "s", c->returned, c->batch);
 	return 0;
 }
 /* [consume] */
