@@ -389,9 +389,10 @@ static int wait_for_completions(struct client *c)
 		uint32_t kind = rex_wr_id_kind(wc[i].wr_id);
 
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			rex_report_wc(kind == IM_WR_WRITE  ? "client: RDMA WRITE WITH IMM"
-			              : kind == IM_WR_DONE ? "client: SEND WITH IMM (done)"
-			                                   : "client: receive for a credit",
+			/* The message starts with our program's name. */
+			rex_report_wc(kind == IM_WR_WRITE  ? "RDMA WRITE WITH IMM"
+			              : kind == IM_WR_DONE ? "SEND WITH IMM (done)"
+			                                   : "receive for a credit",
 			              &wc[i]);
 			return -EIO;
 		}

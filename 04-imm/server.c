@@ -389,7 +389,8 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 	char what[128], why[IM_WHY_SIZE];
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		rex_report_wc(is_credit ? "server: credit SEND WITH IMM" : "server: receive", wc);
+		/* The message starts with our program's name. */
+		rex_report_wc(is_credit ? "credit SEND WITH IMM" : "receive", wc);
 		return -EIO;
 	}
 	/* What the device really reported, with -v: see the walkthrough.

@@ -84,7 +84,7 @@ static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
 		return ret;
 	(*outstanding)--;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc(PROGRAM ": RDMA WRITE WITH IMM", &wc);
+		rex_report_wc("RDMA WRITE WITH IMM", &wc);
 		return -EIO;
 	}
 	printf("%s: wrote %u bytes into slot %u with immediate 0x%08x\n", PROGRAM, (unsigned)len,

@@ -9,6 +9,10 @@
  *                        when it holds none, and give up after its timeout
  *   --tamper magic       a descriptor with a bad magic: the client must
  *                        refuse it and write nothing (the ring stays zero)
+ *   --tamper no-receives posts no receive at all (the descriptor is right):
+ *                        the client's first WRITE WITH IMM finds none, and
+ *                        fails after its receiver-not-ready retries, though
+ *                        a plain WRITE would have landed
  *   --tamper credits     after the first message, gives back one slot more
  *                        than the whole ring: more than the client can
  *                        have written
@@ -44,8 +48,8 @@
 #define LEAVE_TIMEOUT_MS 30000
 #define WAIT_MS          10000
 
-enum tamper { TAMPER_NO_CREDITS, TAMPER_MAGIC, TAMPER_CREDITS };
-static const char *const names[] = {"no-credits", "magic", "credits"};
+enum tamper { TAMPER_NO_CREDITS, TAMPER_NO_RECEIVES, TAMPER_MAGIC, TAMPER_CREDITS };
+static const char *const names[] = {"no-credits", "no-receives", "magic", "credits"};
 
 static int post_receives(struct rex_conn *conn, uint32_t n)
 {
@@ -83,7 +87,7 @@ static int too_many_credits(struct rex_conn *conn, uint32_t slots, unsigned int 
 		return ret;
 	(*outstanding)--;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc(PROGRAM ": receive", &wc);
+		rex_report_wc("receive", &wc);
 		return -EIO;
 	}
 	(*written)++;
@@ -165,8 +169,8 @@ int main(int argc, char **argv)
 	if (rex_buffers_create(&ring, conn->pd, o.slots, o.size,
 	                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))
 		goto out_destroy_conn;
-	outstanding = o.slots;
-	if (post_receives(conn, o.slots))
+	outstanding = o.tamper == TAMPER_NO_RECEIVES ? 0 : o.slots;
+	if (post_receives(conn, outstanding))
 		goto out_deregister; /* never connected: nothing flushes, nothing writes */
 	desc.addr = (uintptr_t)ring.mem;
 	desc.rkey = ring.mr->rkey;
@@ -177,7 +181,8 @@ int main(int argc, char **argv)
 		memcpy(data, "\xde\xad\xbe\xef", 4);
 	if (rex_conn_accept(conn, data, sizeof(data)))
 		goto out_drain;
-	printf("%s: accepted with %u receives posted (%s)\n", PROGRAM, o.slots, names[o.tamper]);
+	printf("%s: accepted with %u receives posted (%s)\n", PROGRAM, outstanding,
+	       names[o.tamper]);
 	connected = true;
 	if (o.tamper == TAMPER_CREDITS && too_many_credits(conn, o.slots, &outstanding, &written))
 		goto out_disconnect;
