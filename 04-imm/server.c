@@ -528,9 +528,11 @@ out_disconnect:
 	/* After a failure, we end the connection ourselves. */
 	if (c.established && rex_conn_disconnect(c.conn) == 0)
 		printf("server: disconnected %s\n", c.conn->peer_name);
-	/* The QP is stopped (a rejected request's never started): what is
-	 * still posted completes as flushed, and the ring is the device's
-	 * until then. If that never comes, leak the ring rather than free it. */
+	/* The QP is stopped: no WRITE of the client's lands in the ring any
+	 * more, and what we still have posted completes as flushed. Our
+	 * receives name no memory, but the flush is how we know the device
+	 * is done with the QP's work; if it never comes, leak the ring rather
+	 * than free it under the device. */
 	if (c.outstanding > 0 && rex_cq_drain(c.conn->cq, c.outstanding, FLUSH_TIMEOUT_MS)) {
 		ret = ret ? ret : -ETIMEDOUT;
 		goto out_destroy_connection;

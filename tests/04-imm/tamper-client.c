@@ -22,6 +22,8 @@
  *                      has read the first, so the server finds either
  *                      message 0 damaged, or the immediate not the client's
  *   --tamper order     8 bytes into slot 1 first, though slot 0 comes first
+ *   --tamper send-data a SEND WITH IMM that carries 8 bytes: the server's
+ *                      receives have no memory, so it cannot land
  *
  * Then it waits for the server to cut it off. Exit 0 when the server
  * disconnected it, 1 otherwise; 2 bad command line; 77 no RDMA device.
@@ -48,8 +50,16 @@
 /* How long a WRITE, and then the server's disconnect, may take, in ms. */
 #define WAIT_MS 10000
 
-enum tamper { TAMPER_SLOT, TAMPER_LENGTH, TAMPER_NOT_HELD, TAMPER_OVERWRITE, TAMPER_ORDER };
-static const char *const names[] = {"slot", "length", "not-held", "overwrite", "order"};
+enum tamper {
+	TAMPER_SLOT,
+	TAMPER_LENGTH,
+	TAMPER_NOT_HELD,
+	TAMPER_OVERWRITE,
+	TAMPER_ORDER,
+	TAMPER_SEND_DATA,
+};
+static const char *const names[] = {"slot",  "length",   "not-held", "overwrite",
+                                    "order", "send-data"};
 
 /* One WRITE WITH IMM of message \p seq (len bytes, from our buffer) into
  * \p slot, with the immediate \p imm, and its completion. */
@@ -92,6 +102,40 @@ static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
 	return 0;
 }
 
+/* A SEND WITH IMM with \p len bytes of data, where the server expects none.
+ * Its completion may fail (the server's receive cannot take the data): that
+ * is the point, so it is printed, not treated as our failure. */
+static int send_with_data(struct rex_conn *conn, const struct rex_buffers *src, uint32_t len,
+                          unsigned int *outstanding)
+{
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
+	struct ibv_send_wr wr = {
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = IBV_WR_SEND_WITH_IMM,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .imm_data = im_done_encode(0),
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = ibv_post_send(conn->qp, &wr, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	(*outstanding)++;
+	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
+	if (ret < 0)
+		return ret;
+	(*outstanding)--;
+	printf("%s: SEND WITH IMM of %u bytes: %s\n", PROGRAM, (unsigned)len,
+	       ibv_wc_status_str(wc.status));
+	return 0;
+}
+
 static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex_buffers *src,
                      const struct im_descriptor *ring, unsigned int *out)
 {
@@ -117,6 +161,8 @@ static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex
 		if (ring->slots < 2)
 			break;
 		return write_imm(conn, src, ring, 1, len, 0, im_imm_encode(1, len), out);
+	case TAMPER_SEND_DATA:
+		return send_with_data(conn, src, len, out);
 	}
 	fprintf(stderr, "%s: --tamper %s cannot be done with this ring\n", PROGRAM, names[tamper]);
 	return -EINVAL;
