@@ -158,8 +158,9 @@ static int create_connection(struct client *c)
 		goto out_destroy_conn;
 	}
 	if (c->opts.size > port.max_msg_sz) {
-		fprintf(stderr, "client: -s %" PRIu64 " is more than one work request carries on "
-		                "%s (%u bytes)\n",
+		fprintf(stderr,
+		        "client: -s %" PRIu64 " is more than one work request carries on "
+		        "%s (%u bytes)\n",
 		        c->opts.size, ibv_get_device_name(c->conn->id->verbs->device),
 		        port.max_msg_sz);
 		ret = -EMSGSIZE;
@@ -371,17 +372,19 @@ static int wait_for_completions(struct client *c)
 		        "client: the server went away (disconnected): %" PRIu64 " of %" PRIu64
 		        " messages written\n",
 		        c->written, c->opts.count);
-	if (n == -ETIMEDOUT && c->ring.held == 0)
+	if (n == -ETIMEDOUT && c->ring.held == 0) {
 		fprintf(stderr,
 		        "client: no credit from the server within %d s: %" PRIu64 " of %" PRIu64
-		        " messages written, all %u slots are the server's\n"
-		        "  hint: the server must return slots (SEND WITH IMM) as it consumes them\n",
+		        " messages written, all %u slots are the server's\n",
 		        COMPLETION_TIMEOUT_MS / 1000, c->written, c->opts.count, c->ring.slots);
-	else if (n == -ETIMEDOUT)
+		fprintf(stderr, "  hint: the server must return slots (SEND WITH IMM) as it "
+		                "consumes them\n");
+	} else if (n == -ETIMEDOUT) {
 		fprintf(stderr,
 		        "client: nothing completed within %d s: %" PRIu64 " of %" PRIu64
 		        " messages written\n",
 		        COMPLETION_TIMEOUT_MS / 1000, c->written, c->opts.count);
+	}
 	if (n < 0)
 		return n;
 	c->outstanding -= (uint32_t)n;

@@ -132,8 +132,9 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 		return ret;
 	/* Each flag is within its range; together they must fit too. */
 	if (s->opts.size * s->opts.slots > MAX_RING_BYTES) {
-		fprintf(stderr, "%s: -k %u x -s %" PRIu64 ": a ring of %" PRIu64
-		                " bytes, more than %llu (it is pinned in RAM)\n",
+		fprintf(stderr,
+		        "%s: -k %u x -s %" PRIu64 ": a ring of %" PRIu64
+		        " bytes, more than %llu (it is pinned in RAM)\n",
 		        PROGRAM, s->opts.slots, s->opts.size, s->opts.size * s->opts.slots,
 		        MAX_RING_BYTES);
 		rex_options_usage(&spec, stderr);
@@ -149,8 +150,8 @@ static int listen_for_clients(struct server *s)
 	s->listener = rex_listener_create(s->opts.addr, s->opts.port);
 	if (!s->listener)
 		return -errno;
-	printf("server: listening on %s, a ring of %u slots of %" PRIu64 " %s\n",
-	       s->listener->name, s->opts.slots, s->opts.size, bytes_word(s->opts.size));
+	printf("server: listening on %s, a ring of %u slots of %" PRIu64 " %s\n", s->listener->name,
+	       s->opts.slots, s->opts.size, bytes_word(s->opts.size));
 	return 0;
 }
 /* [listen] */
@@ -302,8 +303,8 @@ static int consume_slot(struct server *s, struct session *c, __be32 imm)
 	 * the ring, a length that fits it, and the slot the client holds
 	 * next. A client that breaks any of these is cut off.
 	 */
-	ret = im_imm_decode(imm, c->ring.count, (uint32_t)c->ring.slot_size, &msg, why,
-	                    sizeof(why));
+	ret =
+	    im_imm_decode(imm, c->track.slots, (uint32_t)c->ring.slot_size, &msg, why, sizeof(why));
 	if (ret == 0)
 		ret = im_ring_accept(&c->track, msg.slot, why, sizeof(why));
 	if (ret) {
@@ -451,7 +452,8 @@ static int consume_messages(struct server *s, struct session *c)
 			        c->conn->peer_name, c->messages);
 		if (n == -ETIMEDOUT)
 			fprintf(stderr,
-			        "server: nothing from %s within %d s: %" PRIu64 " messages arrived\n",
+			        "server: nothing from %s within %d s: %" PRIu64
+			        " messages arrived\n",
 			        c->conn->peer_name, IDLE_TIMEOUT_MS / 1000, c->messages);
 		if (n < 0)
 			return n;
@@ -515,7 +517,7 @@ static int serve_client(struct server *s)
 		goto out_destroy_connection;
 	ret = post_receives(&c);
 	if (ret)
-		goto out_deregister_ring; /* rejected: no client can write, no receive names the ring */
+		goto out_deregister_ring; /* rejected: nothing can flush or write */
 	ret = accept_client(&c);
 	if (ret)
 		goto out_disconnect;

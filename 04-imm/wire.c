@@ -178,8 +178,8 @@ int im_imm_decode(__be32 imm, uint32_t slots, uint32_t slot_size, struct im_imm 
 		return -ERANGE;
 	}
 	if (out->length > slot_size) {
-		snprintf(why, why_size, "length %u exceeds the %u-byte slot",
-		         (unsigned)out->length, (unsigned)slot_size);
+		snprintf(why, why_size, "length %u exceeds the %u-byte slot", (unsigned)out->length,
+		         (unsigned)slot_size);
 		return -EMSGSIZE;
 	}
 	return 0;
@@ -220,8 +220,8 @@ int im_ring_accept(struct im_ring *r, uint32_t slot, char *why, size_t why_size)
 		return -EACCES;
 	}
 	if (ahead != 0) {
-		snprintf(why, why_size, "slot %u out of order: the next is slot %u",
-		         (unsigned)slot, (unsigned)r->next);
+		snprintf(why, why_size, "slot %u out of order: the next is slot %u", (unsigned)slot,
+		         (unsigned)r->next);
 		return -EPROTO;
 	}
 	im_ring_take(r);

@@ -63,10 +63,11 @@
 #include <infiniband/verbs.h> /* __be32, struct ibv_wc */
 
 /* [imm-layout] */
-#define IM_SLOT_BITS   8  /* bits 31..24 of an immediate: the slot */
-#define IM_LENGTH_BITS 24 /* bits 23..0: the message's length in bytes */
-#define IM_MAX_SLOTS   (1u << IM_SLOT_BITS)           /* 256 */
-#define IM_MAX_LENGTH  ((1u << IM_LENGTH_BITS) - 1u)  /* 16 MiB - 1 */
+/* Bits 31..24 of an immediate: the slot; bits 23..0: the length in bytes. */
+#define IM_SLOT_BITS   8
+#define IM_LENGTH_BITS 24
+#define IM_MAX_SLOTS   (1u << IM_SLOT_BITS)          /* 256 */
+#define IM_MAX_LENGTH  ((1u << IM_LENGTH_BITS) - 1u) /* 16 MiB - 1 */
 /* The largest slot: the largest power of two the length field holds. */
 #define IM_MAX_SLOT_SIZE (1u << (IM_LENGTH_BITS - 1)) /* 8 MiB */
 /* [imm-layout] */
@@ -213,8 +214,8 @@ void im_pattern_fill(void *buf, uint32_t len, uint64_t seq);
 bool im_pattern_check(const void *buf, uint32_t len, uint64_t seq, uint32_t *bad);
 
 /*
- * One completion as the device reported it, for a -v line:
- * "IBV_WC_RECV_RDMA_WITH_IMM, wc_flags IBV_WC_GRH|IBV_WC_WITH_IMM, byte_len 64, imm_data 0x03000040".
+ * One completion as the device reported it, for a -v line, such as
+ *   IBV_WC_RECV, wc_flags IBV_WC_GRH|IBV_WC_WITH_IMM, byte_len 0, imm_data 0x00000004
  * Flags without a name are shown in hex. imm_data is shown (in host order)
  * only for a receive completion (IBV_WC_RECV, IBV_WC_RECV_RDMA_WITH_IMM)
  * with IBV_WC_WITH_IMM: the only case where verbs defines it.

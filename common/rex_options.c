@@ -219,8 +219,8 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        spec->max_window, def->window);
 	if (enabled(spec, REX_OPT_SLOTS))
 		fprintf(stream,
-		        "  -k SLOTS    slots in the ring, %" PRIu32 "..%" PRIu32 " (default %" PRIu32
-		        ")\n",
+		        "  -k SLOTS    slots in the ring, %" PRIu32 "..%" PRIu32
+		        " (default %" PRIu32 ")\n",
 		        spec->min_slots, spec->max_slots, def->slots);
 	if (enabled(spec, REX_OPT_CLIENTS))
 		fprintf(stream,

@@ -58,8 +58,8 @@ enum tamper {
 	TAMPER_ORDER,
 	TAMPER_SEND_DATA,
 };
-static const char *const names[] = {"slot",  "length",   "not-held", "overwrite",
-                                    "order", "send-data"};
+static const char *const names[] = {"slot",      "length", "not-held",
+                                    "overwrite", "order",  "send-data"};
 
 /* One WRITE WITH IMM of message \p seq (len bytes, from our buffer) into
  * \p slot, with the immediate \p imm, and its completion. */
@@ -67,8 +67,7 @@ static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
                      const struct im_descriptor *ring, uint32_t slot, uint32_t len, uint64_t seq,
                      __be32 imm, unsigned int *outstanding)
 {
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge,
 	    .num_sge = 1,
@@ -108,8 +107,7 @@ static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
 static int send_with_data(struct rex_conn *conn, const struct rex_buffers *src, uint32_t len,
                           unsigned int *outstanding)
 {
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge,
 	    .num_sge = 1,

@@ -47,8 +47,7 @@ static void test_credit_limits(void)
 	/* The whole largest ring. */
 	im_ring_init(&r, IM_MAX_SLOTS);
 	r.held = 0;
-	CHECK_INT_EQ(im_credit_decode(im_credit_encode(IM_MAX_SLOTS), &r, &n, why, sizeof(why)),
-	             0);
+	CHECK_INT_EQ(im_credit_decode(im_credit_encode(IM_MAX_SLOTS), &r, &n, why, sizeof(why)), 0);
 	CHECK_INT_EQ(n, IM_MAX_SLOTS);
 }
 

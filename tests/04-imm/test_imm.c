@@ -67,9 +67,9 @@ static void round_trip(uint32_t slot, uint32_t length, uint32_t slots, uint32_t 
 	struct im_imm out = {0xffffffff, 0xffffffff};
 	char why[IM_WHY_SIZE] = "";
 
-	CHECK_INT_EQ(im_imm_decode(im_imm_encode(slot, length), slots, slot_size, &out, why,
-	                           sizeof(why)),
-	             0);
+	CHECK_INT_EQ(
+	    im_imm_decode(im_imm_encode(slot, length), slots, slot_size, &out, why, sizeof(why)),
+	    0);
 	CHECK_U64_EQ(out.slot, slot);
 	CHECK_U64_EQ(out.length, length);
 	CHECK_STR_EQ(why, "");
@@ -77,8 +77,8 @@ static void round_trip(uint32_t slot, uint32_t length, uint32_t slots, uint32_t 
 
 static void test_round_trip_limits(void)
 {
-	round_trip(0, 0, 1, 1);   /* a doorbell into a one-slot ring */
-	round_trip(0, 1, 1, 1);   /* one byte, a one-byte slot */
+	round_trip(0, 0, 1, 1);                      /* a doorbell into a one-slot ring */
+	round_trip(0, 1, 1, 1);                      /* one byte, a one-byte slot */
 	round_trip(15, SLOT_SIZE, SLOTS, SLOT_SIZE); /* the last slot, full */
 	round_trip(7, 1025, SLOTS, SLOT_SIZE);
 	/* The largest ring: 256 slots of 8 MiB; the last slot, full. */
@@ -104,9 +104,9 @@ static void test_slot_beyond_ring(void)
 	char why[IM_WHY_SIZE];
 
 	/* One past the last slot, and the largest slot the field can say. */
-	CHECK_INT_EQ(im_imm_decode(im_imm_encode(SLOTS, 8), SLOTS, SLOT_SIZE, &out, why,
-	                           sizeof(why)),
-	             -ERANGE);
+	CHECK_INT_EQ(
+	    im_imm_decode(im_imm_encode(SLOTS, 8), SLOTS, SLOT_SIZE, &out, why, sizeof(why)),
+	    -ERANGE);
 	CHECK_STR_EQ(why, "slot 16 is beyond the ring's last slot, 15");
 	CHECK_INT_EQ(out.slot, 16); /* the raw fields, for the message */
 	CHECK_INT_EQ(out.length, 8);
