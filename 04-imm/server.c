@@ -345,8 +345,8 @@ static int return_credits(struct server *s, struct session *c)
 	 * Slots go back in batches of a quarter of the ring. One credit per
 	 * message would double the messages on the wire and the completions
 	 * on both sides; a whole ring at once would leave the client idle
-	 * while the credit travels. With a quarter, the client still holds
-	 * three quarters of the ring when a batch leaves, and writes on.
+	 * while the credit travels. With a quarter, a credit leaves while the
+	 * client may still hold three quarters of the ring, and writes on.
 	 * Nothing is held back for ever: when the client has run dry, all
 	 * slots are ours, and that is more than a batch.
 	 */
