@@ -213,8 +213,8 @@ int main(int argc, char **argv)
 	status = REX_EXIT_OK;
 
 out_disconnect:
-	if (connected)
-		rex_conn_disconnect(conn);
+	if (connected && rex_conn_disconnect(conn))
+		status = REX_EXIT_FAILURE;
 	if (outstanding && rex_cq_drain(conn->cq, outstanding, WAIT_MS))
 		goto out_destroy_conn; /* leak the buffer rather than free it under the device */
 out_deregister:

@@ -195,8 +195,8 @@ int main(int argc, char **argv)
 	}
 
 out_disconnect:
-	if (connected)
-		rex_conn_disconnect(conn);
+	if (connected && rex_conn_disconnect(conn))
+		status = REX_EXIT_FAILURE;
 out_drain:
 	if (drain_counting(conn->cq, &outstanding, &written)) {
 		status = REX_EXIT_FAILURE;
@@ -213,8 +213,10 @@ out_deregister:
 	if (rex_buffers_destroy(&ring))
 		status = REX_EXIT_FAILURE;
 out_destroy_conn:
-	rex_conn_destroy(conn);
+	if (rex_conn_destroy(conn))
+		status = REX_EXIT_FAILURE;
 out_destroy_listener:
-	rex_listener_destroy(listener);
+	if (rex_listener_destroy(listener))
+		status = REX_EXIT_FAILURE;
 	return status;
 }
