@@ -17,7 +17,7 @@
 /* "+" stops at the first non-option (argv is never reordered); ":" makes a
  * missing value come back as ':' so it gets its own message. */
 #define OPTSTRING_BASE "+:a:p:vh"
-#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:c:")
+#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:k:c:")
 
 /* Room for a size such as "18446744073709551615" or "16G". */
 #define SIZE_TEXT_LEN 24
@@ -41,6 +41,8 @@ static struct rex_options_spec with_limits(const struct rex_options_spec *spec)
 		s.max_window = UINT32_MAX;
 	if (s.max_clients == 0)
 		s.max_clients = UINT32_MAX;
+	if (s.max_slots == 0)
+		s.max_slots = UINT32_MAX;
 	return s;
 }
 
@@ -179,11 +181,12 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	uint16_t port = def->port ? def->port : REX_DEFAULT_PORT;
 	char a[SIZE_TEXT_LEN], b[SIZE_TEXT_LEN], c[SIZE_TEXT_LEN];
 
-	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s [-v] [-h]\n", program_name(spec),
+	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s [-v] [-h]\n", program_name(spec),
 	        spec->is_server ? "[-a ADDR]" : "-a ADDR",
 	        enabled(spec, REX_OPT_SIZE) ? " [-s SIZE]" : "",
 	        enabled(spec, REX_OPT_COUNT) ? " [-n COUNT]" : "",
 	        enabled(spec, REX_OPT_WINDOW) ? " [-w WINDOW]" : "",
+	        enabled(spec, REX_OPT_SLOTS) ? " [-k SLOTS]" : "",
 	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "");
 	if (spec->summary)
 		fprintf(stream, "  %s\n", spec->summary);
@@ -214,6 +217,11 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        "  -w WINDOW   messages in flight at once, 1..%" PRIu32 " (default %" PRIu32
 		        ")\n",
 		        spec->max_window, def->window);
+	if (enabled(spec, REX_OPT_SLOTS))
+		fprintf(stream,
+		        "  -k SLOTS    slots in the ring, %" PRIu32 "..%" PRIu32
+		        " (default %" PRIu32 ")\n",
+		        spec->min_slots, spec->max_slots, def->slots);
 	if (enabled(spec, REX_OPT_CLIENTS))
 		fprintf(stream,
 		        "  -c CLIENTS  clients to serve, one after another, 0..%" PRIu32
@@ -286,6 +294,8 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 		strcat(optstring, "n:");
 	if (enabled(spec, REX_OPT_WINDOW))
 		strcat(optstring, "w:");
+	if (enabled(spec, REX_OPT_SLOTS))
+		strcat(optstring, "k:");
 	if (enabled(spec, REX_OPT_CLIENTS))
 		strcat(optstring, "c:");
 
@@ -338,6 +348,16 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 				                 range);
 			}
 			out->window = (uint32_t)v;
+			break;
+		case 'k':
+			ret = rex_parse_uint(optarg, spec->min_slots, spec->max_slots, &v);
+			if (ret) {
+				snprintf(range, sizeof(range), "%" PRIu32 "..%" PRIu32,
+				         spec->min_slots, spec->max_slots);
+				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
+				                 range);
+			}
+			out->slots = (uint32_t)v;
 			break;
 		case 'c':
 			ret = rex_parse_uint(optarg, 0, spec->max_clients, &v);

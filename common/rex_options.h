@@ -12,6 +12,7 @@
  * | -s SIZE    | message or buffer size in bytes, with an optional K, M or G (binary) suffix ||
  * | -n COUNT   | how many messages or operations ||
  * | -w WINDOW  | messages in flight at once      ||
+ * | -k SLOTS   | slots in a ring of buffers      ||
  * | -c CLIENTS | clients to serve, one after another (0: no limit) | - |
  * | -v         | verbose: debug lines to stderr  ||
  * | -h         | print usage with the defaults and exit 0 ||
@@ -57,6 +58,7 @@ enum rex_option_flag {
 	REX_OPT_COUNT = 1u << 1,   /**< -n COUNT */
 	REX_OPT_WINDOW = 1u << 2,  /**< -w WINDOW */
 	REX_OPT_CLIENTS = 1u << 3, /**< -c CLIENTS (servers) */
+	REX_OPT_SLOTS = 1u << 4,   /**< -k SLOTS: buffers in a ring (chapter 04 on) */
 };
 
 /** The values of a parsed command line. */
@@ -67,6 +69,7 @@ struct rex_options {
 	uint64_t count;   /**< -n */
 	uint32_t window;  /**< -w */
 	uint32_t clients; /**< -c; 0 means no limit */
+	uint32_t slots;   /**< -k */
 	bool verbose;     /**< -v */
 };
 
@@ -83,6 +86,8 @@ struct rex_options_spec {
 	uint64_t max_count;   /**< largest -n accepted; 0: no upper limit */
 	uint32_t max_window;  /**< -w ranges over 1..max_window; 0: no upper limit */
 	uint32_t max_clients; /**< -c ranges over 0..max_clients; 0: no upper limit */
+	uint32_t min_slots;   /**< smallest -k accepted */
+	uint32_t max_slots;   /**< largest -k accepted; 0: no upper limit */
 };
 
 /** What rex_options_parse() found. */
