@@ -52,7 +52,7 @@ static int serve(const struct rex_options *o, const struct rex_conn_attr *attr)
 	printf("server: connection established\n");
 	if (rex_conn_wait_disconnect(conn))
 		goto out_destroy_conn;
-	printf("server: client disconnected; lingering %d ms before the teardown\n", LINGER_MS);
+	printf("server: client disconnected, lingering %d ms before the teardown\n", LINGER_MS);
 	usleep(LINGER_MS * 1000);
 	status = REX_EXIT_OK;
 out_destroy_conn:
