@@ -81,6 +81,9 @@ static inline uint8_t *rex_buffers_slot(const struct rex_buffers *b, uint32_t i)
 
 /**
  * \brief Post one receive of the whole of slot \p i on \p qp.
+ * \param qp     the queue pair (INIT state or later).
+ * \param b      the buffers, registered with IBV_ACCESS_LOCAL_WRITE.
+ * \param i      the slot, below b->count.
  * \param wr_id  comes back in the completion: say which slot (rex_wr_id()).
  * \return 0, or a negative errno after printing the failing ibv_post_recv().
  */
@@ -90,6 +93,9 @@ int rex_buffers_post_recv(struct ibv_qp *qp, const struct rex_buffers *b, uint32
 /**
  * \brief Post one SEND of the first \p len bytes of slot \p i on \p qp.
  *
+ * \param qp          the queue pair (RTS state).
+ * \param b           the buffers.
+ * \param i           the slot, below b->count.
  * \param len         bytes to send, at most b->slot_size (0 sends an empty message).
  * \param wr_id       comes back in the completion.
  * \param send_flags  e.g. IBV_SEND_SIGNALED to get a completion for it; until
