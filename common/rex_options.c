@@ -17,7 +17,7 @@
 /* "+" stops at the first non-option (argv is never reordered); ":" makes a
  * missing value come back as ':' so it gets its own message. */
 #define OPTSTRING_BASE "+:a:p:vh"
-#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:c:")
+#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:c:q:")
 
 /* Room for a size such as "18446744073709551615" or "16G". */
 #define SIZE_TEXT_LEN 24
@@ -41,6 +41,8 @@ static struct rex_options_spec with_limits(const struct rex_options_spec *spec)
 		s.max_window = UINT32_MAX;
 	if (s.max_clients == 0)
 		s.max_clients = UINT32_MAX;
+	if (s.max_qps == 0)
+		s.max_qps = UINT32_MAX;
 	return s;
 }
 
@@ -179,12 +181,13 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	uint16_t port = def->port ? def->port : REX_DEFAULT_PORT;
 	char a[SIZE_TEXT_LEN], b[SIZE_TEXT_LEN], c[SIZE_TEXT_LEN];
 
-	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s [-v] [-h]\n", program_name(spec),
+	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s [-v] [-h]\n", program_name(spec),
 	        spec->is_server ? "[-a ADDR]" : "-a ADDR",
 	        enabled(spec, REX_OPT_SIZE) ? " [-s SIZE]" : "",
 	        enabled(spec, REX_OPT_COUNT) ? " [-n COUNT]" : "",
 	        enabled(spec, REX_OPT_WINDOW) ? " [-w WINDOW]" : "",
-	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "");
+	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "",
+	        enabled(spec, REX_OPT_QPS) ? " [-q CONNECTIONS]" : "");
 	if (spec->summary)
 		fprintf(stream, "  %s\n", spec->summary);
 
@@ -219,6 +222,11 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        "  -c CLIENTS  clients to serve, one after another, 0..%" PRIu32
 		        ", 0 = no limit (default %" PRIu32 ")\n",
 		        spec->max_clients, def->clients);
+	if (enabled(spec, REX_OPT_QPS))
+		fprintf(stream,
+		        "  -q CONNECTIONS  connections (queue pairs) at once, 1..%" PRIu32
+		        " (default %" PRIu32 ")\n",
+		        spec->max_qps, def->qps);
 	fprintf(stream, "  -v          verbose: debug lines to stderr\n");
 	fprintf(stream, "  -h          print this help and exit\n");
 	fprintf(stream, "exit status: %d ok, %d failure, %d bad command line, %d no RDMA device\n",
@@ -288,6 +296,8 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 		strcat(optstring, "w:");
 	if (enabled(spec, REX_OPT_CLIENTS))
 		strcat(optstring, "c:");
+	if (enabled(spec, REX_OPT_QPS))
+		strcat(optstring, "q:");
 
 	/* getopt() keeps its position in globals: 0 makes glibc start afresh. */
 	optind = 0;
@@ -347,6 +357,15 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 				                 range);
 			}
 			out->clients = (uint32_t)v;
+			break;
+		case 'q':
+			ret = rex_parse_uint(optarg, 1, spec->max_qps, &v);
+			if (ret) {
+				snprintf(range, sizeof(range), "1..%" PRIu32, spec->max_qps);
+				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
+				                 range);
+			}
+			out->qps = (uint32_t)v;
 			break;
 		case 'v':
 			out->verbose = true;

@@ -13,6 +13,7 @@
  * | -n COUNT   | how many messages or operations ||
  * | -w WINDOW  | messages in flight at once      ||
  * | -c CLIENTS | clients to serve, one after another (0: no limit) | - |
+ * | -q CONNECTIONS | - | connections (queue pairs) to drive at once |
  * | -v         | verbose: debug lines to stderr  ||
  * | -h         | print usage with the defaults and exit 0 ||
  *
@@ -57,6 +58,7 @@ enum rex_option_flag {
 	REX_OPT_COUNT = 1u << 1,   /**< -n COUNT */
 	REX_OPT_WINDOW = 1u << 2,  /**< -w WINDOW */
 	REX_OPT_CLIENTS = 1u << 3, /**< -c CLIENTS (servers) */
+	REX_OPT_QPS = 1u << 5,     /**< -q CONNECTIONS (clients, chapter 05 on) */
 };
 
 /** The values of a parsed command line. */
@@ -68,6 +70,7 @@ struct rex_options {
 	uint32_t window;  /**< -w */
 	uint32_t clients; /**< -c; 0 means no limit */
 	bool verbose;     /**< -v */
+	uint32_t qps;     /**< -q: connections at once */
 };
 
 /** What a program accepts: its flags, defaults and ranges. */
@@ -83,6 +86,7 @@ struct rex_options_spec {
 	uint64_t max_count;   /**< largest -n accepted; 0: no upper limit */
 	uint32_t max_window;  /**< -w ranges over 1..max_window; 0: no upper limit */
 	uint32_t max_clients; /**< -c ranges over 0..max_clients; 0: no upper limit */
+	uint32_t max_qps;     /**< -q ranges over 1..max_qps; 0: no upper limit */
 };
 
 /** What rex_options_parse() found. */
