@@ -17,7 +17,7 @@
 /* "+" stops at the first non-option (argv is never reordered); ":" makes a
  * missing value come back as ':' so it gets its own message. */
 #define OPTSTRING_BASE "+:a:p:vh"
-#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:k:c:")
+#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:k:c:q:")
 
 /* Room for a size such as "18446744073709551615" or "16G". */
 #define SIZE_TEXT_LEN 24
@@ -43,6 +43,8 @@ static struct rex_options_spec with_limits(const struct rex_options_spec *spec)
 		s.max_clients = UINT32_MAX;
 	if (s.max_slots == 0)
 		s.max_slots = UINT32_MAX;
+	if (s.max_qps == 0)
+		s.max_qps = UINT32_MAX;
 	return s;
 }
 
@@ -187,7 +189,8 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	        enabled(spec, REX_OPT_COUNT) ? " [-n COUNT]" : "",
 	        enabled(spec, REX_OPT_WINDOW) ? " [-w WINDOW]" : "",
 	        enabled(spec, REX_OPT_SLOTS) ? " [-k SLOTS]" : "",
-	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "");
+	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "",
+	        enabled(spec, REX_OPT_QPS) ? " [-q CONNECTIONS]" : "");
 	if (spec->summary)
 		fprintf(stream, "  %s\n", spec->summary);
 
@@ -227,6 +230,11 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        "  -c CLIENTS  clients to serve, one after another, 0..%" PRIu32
 		        ", 0 = no limit (default %" PRIu32 ")\n",
 		        spec->max_clients, def->clients);
+	if (enabled(spec, REX_OPT_QPS))
+		fprintf(stream,
+		        "  -q CONNECTIONS  connections (queue pairs) at once, 1..%" PRIu32
+		        " (default %" PRIu32 ")\n",
+		        spec->max_qps, def->qps);
 	fprintf(stream, "  -v          verbose: debug lines to stderr\n");
 	fprintf(stream, "  -h          print this help and exit\n");
 	fprintf(stream, "exit status: %d ok, %d failure, %d bad command line, %d no RDMA device\n",
@@ -298,6 +306,8 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 		strcat(optstring, "k:");
 	if (enabled(spec, REX_OPT_CLIENTS))
 		strcat(optstring, "c:");
+	if (enabled(spec, REX_OPT_QPS))
+		strcat(optstring, "q:");
 
 	/* getopt() keeps its position in globals: 0 makes glibc start afresh. */
 	optind = 0;
@@ -367,6 +377,15 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 				                 range);
 			}
 			out->clients = (uint32_t)v;
+			break;
+		case 'q':
+			ret = rex_parse_uint(optarg, 1, spec->max_qps, &v);
+			if (ret) {
+				snprintf(range, sizeof(range), "1..%" PRIu32, spec->max_qps);
+				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
+				                 range);
+			}
+			out->qps = (uint32_t)v;
 			break;
 		case 'v':
 			out->verbose = true;

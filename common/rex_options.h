@@ -14,6 +14,7 @@
  * | -w WINDOW  | messages in flight at once      ||
  * | -k SLOTS   | slots in a ring of buffers      ||
  * | -c CLIENTS | clients to serve, one after another (0: no limit) | - |
+ * | -q CONNECTIONS | - | connections (queue pairs) to drive at once |
  * | -v         | verbose: debug lines to stderr  ||
  * | -h         | print usage with the defaults and exit 0 ||
  *
@@ -59,6 +60,7 @@ enum rex_option_flag {
 	REX_OPT_WINDOW = 1u << 2,  /**< -w WINDOW */
 	REX_OPT_CLIENTS = 1u << 3, /**< -c CLIENTS (servers) */
 	REX_OPT_SLOTS = 1u << 4,   /**< -k SLOTS: buffers in a ring (chapter 04 on) */
+	REX_OPT_QPS = 1u << 5,     /**< -q CONNECTIONS (clients, chapter 05 on) */
 };
 
 /** The values of a parsed command line. */
@@ -71,6 +73,7 @@ struct rex_options {
 	uint32_t clients; /**< -c; 0 means no limit */
 	uint32_t slots;   /**< -k */
 	bool verbose;     /**< -v */
+	uint32_t qps;     /**< -q: connections at once */
 };
 
 /** What a program accepts: its flags, defaults and ranges. */
@@ -88,6 +91,7 @@ struct rex_options_spec {
 	uint32_t max_clients; /**< -c ranges over 0..max_clients; 0: no upper limit */
 	uint32_t min_slots;   /**< smallest -k accepted */
 	uint32_t max_slots;   /**< largest -k accepted; 0: no upper limit */
+	uint32_t max_qps;     /**< -q ranges over 1..max_qps; 0: no upper limit */
 };
 
 /** What rex_options_parse() found. */
