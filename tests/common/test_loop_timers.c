@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_loop's timers, on its one timerfd: they fire in deadline order
+ * whatever order they were started in, not before their deadline; a
+ * cancelled timer never fires; starting an armed timer moves it; a timer's
+ * function may start it again, cancel another one due in the same round,
+ * or free the memory the timer lives in.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "rex_loop.h"
+
+#define MS 1000000u /* nanoseconds */
+
+struct probe {
+	struct rex_loop_timer timer;
+	int id;
+	int *order; /* where to write id when fired */
+	int *fired;
+	struct rex_loop_timer *cancel; /* cancel this one when fired */
+	int restarts;                  /* start again this many times */
+	bool free_self;
+};
+
+static void fire(struct rex_loop *loop, void *arg)
+{
+	struct probe *p = arg;
+
+	p->order[(*p->fired)++] = p->id;
+	if (p->cancel)
+		rex_loop_timer_cancel(loop, p->cancel);
+	if (p->restarts > 0) {
+		p->restarts--;
+		CHECK_INT_EQ(rex_loop_timer_start(loop, &p->timer, 1), 0);
+	}
+	if (p->free_self)
+		free(p);
+}
+
+/* Run rounds until \p n timers have fired, or 2 s have passed. */
+static void run_until(struct rex_loop *loop, const int *fired, int n)
+{
+	int rounds;
+
+	for (rounds = 0; *fired < n && rounds < 2000; rounds++)
+		rex_loop_run_once(loop, 1);
+}
+
+int main(void)
+{
+	struct rex_loop *loop = rex_loop_create();
+	struct probe p[4];
+	int order[16] = {0}, fired = 0, i;
+	uint64_t start;
+
+	CHECK_TRUE(loop != NULL);
+	if (!loop)
+		return check_finish();
+	for (i = 0; i < 4; i++) {
+		p[i] = (struct probe){.id = i + 1, .order = order, .fired = &fired};
+		rex_loop_timer_init(&p[i].timer, fire, &p[i]);
+		CHECK_TRUE(!rex_loop_timer_armed(&p[i].timer));
+	}
+
+	/* Started out of order: 30 ms, 10 ms, 20 ms; fired 2, 3, 1. */
+	start = rex_loop_now_ns(loop);
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 30), 0);
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[1].timer, 10), 0);
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[2].timer, 20), 0);
+	CHECK_TRUE(rex_loop_timer_armed(&p[0].timer));
+	run_until(loop, &fired, 3);
+	CHECK_INT_EQ(fired, 3);
+	CHECK_INT_EQ(order[0], 2);
+	CHECK_INT_EQ(order[1], 3);
+	CHECK_INT_EQ(order[2], 1);
+	CHECK_TRUE(rex_loop_now_ns(loop) - start >= 30 * MS); /* not early */
+	CHECK_TRUE(!rex_loop_timer_armed(&p[0].timer));
+
+	/* Cancelled: never fires. Moved: fires at its new deadline only. */
+	fired = 0;
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 5), 0);
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[1].timer, 10), 0);
+	rex_loop_timer_cancel(loop, &p[0].timer);
+	rex_loop_timer_cancel(loop, &p[0].timer); /* not armed: nothing happens */
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[1].timer, 15), 0); /* moved */
+	run_until(loop, &fired, 1);
+	for (i = 0; i < 30; i++)
+		rex_loop_run_once(loop, 1); /* nothing else may come */
+	CHECK_INT_EQ(fired, 1);
+	CHECK_INT_EQ(order[0], 2);
+
+	/* Due in the same round: the first cancels the second, which must not
+	 * fire although its deadline has passed too. */
+	fired = 0;
+	p[0].cancel = &p[1].timer;
+	start = rex_loop_now_ns(loop);
+	CHECK_INT_EQ(rex_loop_timer_start_at(loop, &p[0].timer, start + 1 * MS), 0);
+	CHECK_INT_EQ(rex_loop_timer_start_at(loop, &p[1].timer, start + 2 * MS), 0);
+	for (i = 0; i < 20; i++)
+		rex_loop_run_once(loop, 1);
+	CHECK_INT_EQ(fired, 1);
+	CHECK_INT_EQ(order[0], 1);
+	p[0].cancel = NULL;
+
+	/* Started again from its own function: fires 3 times in all. */
+	fired = 0;
+	p[3].restarts = 2;
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[3].timer, 1), 0);
+	run_until(loop, &fired, 3);
+	CHECK_INT_EQ(fired, 3);
+	CHECK_INT_EQ(order[2], 4);
+
+	/* Freed by its own function (the sanitizer build would catch a touch
+	 * after the free). */
+	fired = 0;
+	struct probe *heap = malloc(sizeof(*heap));
+	CHECK_TRUE(heap != NULL);
+	if (heap) {
+		*heap = (struct probe){.id = 9, .order = order, .fired = &fired, .free_self = true};
+		rex_loop_timer_init(&heap->timer, fire, heap);
+		CHECK_INT_EQ(rex_loop_timer_start(loop, &heap->timer, 1), 0);
+		run_until(loop, &fired, 1);
+		CHECK_INT_EQ(order[0], 9);
+	}
+
+	/* Armed timers are forgotten, not called, by rex_loop_destroy(). */
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 1000), 0);
+	CHECK_INT_EQ(rex_loop_destroy(loop), 0);
+	return check_finish();
+}
