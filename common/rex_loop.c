@@ -242,6 +242,7 @@ bool rex_loop_timer_armed(const struct rex_loop_timer *timer)
 	return timer->armed;
 }
 
+/* [timers-due] */
 /* The timerfd fired: call every timer whose deadline has passed. */
 static void timers_due(struct rex_loop *loop, uint32_t events, void *arg)
 {
@@ -263,6 +264,7 @@ static void timers_due(struct rex_loop *loop, uint32_t events, void *arg)
 	}
 	program_timerfd(loop);
 }
+/* [timers-due] */
 
 /* --- tasks ---------------------------------------------------------------- */
 
@@ -504,6 +506,7 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
 		rex_errorf("rex_loop_add_signals: the loop has its signals already");
 		return -EBUSY;
 	}
+	/* [signals] */
 	sigemptyset(&mask);
 	for (i = 0; i < count; i++)
 		sigaddset(&mask, signals[i]);
@@ -521,6 +524,7 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
 		rex_report_errno("signalfd", errno);
 		goto out_restore_mask;
 	}
+	/* [signals] */
 	w = add_watch(loop, loop->sigfd, EPOLLIN, signals_ready, NULL, &ret);
 	if (!w)
 		goto out_close_signalfd;
@@ -571,11 +575,14 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 	struct ibv_comp_channel *channel = arg;
 	struct ibv_cq *cq;
 	void *context;
+	int taken;
 
 	(void)events;
-	/* The channel is non-blocking: take events until there are none. Each
-	 * says "this CQ has completions", once per arming. */
-	for (;;) {
+	/* The channel is non-blocking: take events until there are none, or
+	 * until this round's budget is spent (the rest waits for the next
+	 * round, after the other fds). Each says "this CQ has completions",
+	 * once per arming. */
+	for (taken = 0; taken < REX_LOOP_BUDGET; taken++) {
 		if (ibv_get_cq_event(channel, &cq, &context)) {
 			if (errno != EAGAIN)
 				rex_report_errno("ibv_get_cq_event", errno);
@@ -609,9 +616,10 @@ static void async_events(struct rex_loop *loop, uint32_t events, void *arg)
 {
 	struct watch *w = arg;
 	struct ibv_async_event event, copy;
+	int taken;
 
 	(void)events;
-	for (;;) {
+	for (taken = 0; taken < REX_LOOP_BUDGET; taken++) {
 		if (ibv_get_async_event(w->context, &event)) {
 			if (errno != EAGAIN)
 				rex_report_errno("ibv_get_async_event", errno);

@@ -28,7 +28,9 @@
  * - **Completion channels** (rex_loop_add_comp_channel()): each CQ event is
  *   taken, counted for a batched acknowledgement, and handed to the CQ's own
  *   function, which polls; the CQ is then armed again and polled once more,
- *   for a completion that came between the poll and the arming.
+ *   for a completion that came between the poll and the arming. Events are
+ *   taken until EAGAIN, at most #REX_LOOP_BUDGET per round, so one busy fd
+ *   cannot starve the others.
  * - **Asynchronous device events** (rex_loop_add_async()): each event is
  *   copied, acknowledged, then handed on.
  * - **Signals** (rex_loop_add_signals()): blocked and read from a signalfd,
@@ -174,6 +176,16 @@ struct rex_loop_cq {
 #define REX_LOOP_CQ_ACK_BATCH 64
 
 /**
+ * Events the readers of this file (completion channels, asynchronous
+ * events) take from one fd in one round. They read until EAGAIN, but no
+ * further than this: with many busy CQs a completion channel is never
+ * empty for long, and an unbounded reader would starve signals, timers and
+ * the CM. What is left is reported again in the next round (level-triggered).
+ * Write your own readers the same way.
+ */
+#define REX_LOOP_BUDGET 64
+
+/**
  * \brief Create a loop: an epoll instance and the timerfd its timers share.
  * \return the loop, or NULL with errno set after printing the failing call.
  *         Release it with rex_loop_destroy().
@@ -272,7 +284,8 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
  * \brief Watch a completion channel. For every CQ event on it: take it,
  *        count it on the CQ's ::rex_loop_cq (acknowledged every
  *        #REX_LOOP_CQ_ACK_BATCH events), call the CQ's function, arm the CQ
- *        again and call the function once more; until the channel is empty.
+ *        again and call the function once more; until the channel is empty
+ *        or #REX_LOOP_BUDGET events were taken in this round.
  *
  * Every CQ made with this channel must have a ::rex_loop_cq as its
  * cq_context. Remove the channel with rex_loop_remove_fd(loop, channel->fd)

@@ -1,0 +1,439 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The end-to-end tests of chapter 05: one 05-async-server, many clients at
+# once, and what happens to the others when one of them misbehaves.
+#
+#   scenario.sh BIN_DIR TEST_BIN_DIR PORT SCENARIO
+#
+# BIN_DIR holds 05-async-server, 05-async-client and 01-connect-client;
+# TEST_BIN_DIR holds 05-async-silent-client. SCENARIO is one of the
+# functions named scenario_* below; each says what it shows. Run it under
+# `timeout`: on SIGTERM it fails and shows what every program printed.
+#
+# Every program's output is kept and printed at the end, indented; every
+# wait has a deadline. Exit: 0 pass, 1 fail, 77 skipped (no RDMA:
+# RDMA_LAB_ADDR unset or no device), unless REX_REQUIRE_RDMA=1, which turns
+# a skip into a failure.
+set -u
+
+if [ $# -ne 4 ]; then
+	echo "usage: $0 BIN_DIR TEST_BIN_DIR PORT SCENARIO" >&2
+	exit 2
+fi
+bin=$1 tbin=$2 port=$3 scenario=$4
+
+skip() {
+	if [ "${REX_REQUIRE_RDMA:-0}" = 1 ]; then
+		echo "FAIL: RDMA is required here (REX_REQUIRE_RDMA=1) but: $*"
+		exit 1
+	fi
+	echo "SKIP: $* (run the tests through scripts/lab run)"
+	exit 77
+}
+[ -n "${RDMA_LAB_ADDR:-}" ] || skip "RDMA_LAB_ADDR is not set"
+addr=$RDMA_LAB_ADDR
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/05-async.XXXXXX")
+declare -A pid=()   # program name -> pid, while it may still run
+failed=0
+cleanup() {
+	local name
+	for name in "${!pid[@]}"; do
+		kill -KILL "${pid[$name]}" 2>/dev/null
+	done
+	# One process for all the outputs: in the lab's emulated VM every
+	# process started costs a good fraction of a second.
+	awk 'FNR == 1 { f = FILENAME; sub(/.*\//, "", f); sub(/\.out$/, "", f); print "--- " f " output ---" }
+	     { print "  | " $0 }' "$dir"/*.out 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+# From `timeout`: the scenario took too long. Show what everyone printed.
+trap 'echo "FAIL: SIGTERM: the scenario did not end in time"; exit 1' TERM
+
+fail() {
+	echo "FAIL: $*"
+	failed=1
+}
+
+# now_ms: the time in ms, in $now_ms. The helpers below start no process of
+# their own (no grep, no date, no $(...)): in the lab's emulated VM, every
+# process costs a good fraction of a second the programs under test need.
+now_ms=0
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	now_ms=$((t / 1000))
+}
+
+# has NAME REGEX: NAME's output has a line matching REGEX (POSIX ERE, as grep -E).
+has() {
+	local line lines
+	[ -e "$dir/$1.out" ] || return 1
+	mapfile -t lines <"$dir/$1.out"
+	for line in "${lines[@]}"; do
+		[[ $line =~ $2 ]] && return 0
+	done
+	return 1
+}
+
+# count NAME REGEX: how many lines of NAME's output match, in $count.
+count=0
+count() {
+	local line lines
+	count=0
+	mapfile -t lines <"$dir/$1.out"
+	for line in "${lines[@]}"; do
+		[[ $line =~ $2 ]] && count=$((count + 1))
+	done
+}
+
+# start NAME PROGRAM ARGS...: run in the background, output in $dir/NAME.out.
+start() {
+	local name=$1
+	shift
+	echo "start $name: $*"
+	"$@" >"$dir/$name.out" 2>&1 &
+	pid[$name]=$!
+}
+
+# client NAME ARGS...: a 05-async-client against our server.
+client() {
+	local name=$1
+	shift
+	start "$name" "$bin/05-async-client" -a "$addr" -p "$port" "$@"
+}
+
+# wait_line NAME REGEX SECONDS: until NAME's output has a line matching.
+wait_line() {
+	local name=$1 re=$2 deadline=$((SECONDS + $3))
+	until has "$name" "$re"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "$name printed no line matching '$re' within $3 s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# finish NAME CODE SECONDS: NAME exits with CODE, within SECONDS of this
+# call. (It waits without polling; timeout(1) ends a wait that would never
+# end.)
+finish() {
+	local name=$1 want=$2 start_ms code took_ms
+	now_ms
+	start_ms=$now_ms
+	wait "${pid[$name]}"
+	code=$?
+	now_ms
+	took_ms=$((now_ms - start_ms))
+	unset "pid[$name]"
+	if [ "$code" -eq 77 ]; then
+		skip "$name found no RDMA device"
+	fi
+	echo "$name exited with $code after ${took_ms} ms"
+	[ "$code" -eq "$want" ] || fail "$name: exit code $code, expected $want"
+	[ "$took_ms" -le $(($3 * 1000)) ] || fail "$name took ${took_ms} ms to exit, more than $3 s"
+}
+
+# expect NAME REGEX...: every regex matches a line of NAME's output.
+expect() {
+	local name=$1 re
+	shift
+	for re in "$@"; do
+		has "$name" "$re" || fail "$name: no line matching '$re'"
+	done
+}
+
+# lacks NAME REGEX: no line of NAME's output matches.
+lacks() {
+	! has "$1" "$2" || fail "$1: a line matches '$2'"
+}
+
+start_server() {
+	start server "$bin/05-async-server" -a "$addr" -p "$port"
+	local deadline=$((SECONDS + 30))
+	until has server '^server: listening'; do
+		if ! kill -0 "${pid[server]}" 2>/dev/null; then
+			wait "${pid[server]}"
+			[ $? -eq 77 ] && skip "the server found no RDMA device"
+			fail "the server exited before listening"
+			exit 1
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "the server printed no listening line within 30 s"
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
+# stop_server SIGNAL: the server exits 0 within 5 s of SIGNAL and says it
+# released everything.
+stop_server() {
+	local sig=$1
+	echo "kill -$sig server"
+	kill "-$sig" "${pid[server]}"
+	finish server 0 5
+	expect server "^server: SIG$sig: no new connections; closing [0-9]+ open$" \
+		"^server: released everything: no QP, CQ, memory region or CM id left$"
+}
+
+# summary: this device's resource counts, as rdma-core's tool gives them
+# ("0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0").
+summary() {
+	rdma resource show | head -n 1
+}
+
+# held PID: what process PID holds, one count per kind: "qp 0 cq 0 mr 0 cm_id 1".
+held() {
+	local kind out=""
+	for kind in qp cq mr cm_id; do
+		out+="$kind $(rdma resource show "$kind" | grep -c " pid $1 ") "
+	done
+	echo "${out% }"
+}
+
+# back_to BASELINE: the device's counts return to BASELINE within 10 s.
+back_to() {
+	local deadline=$((SECONDS + 10)) now
+	now=$(summary)
+	while [ "$now" != "$1" ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "resources did not return to the baseline: before '$1', now '$now'"
+			return 1
+		fi
+		sleep 0.1
+		now=$(summary)
+	done
+	echo "resources back to the baseline: $now"
+}
+
+# --- the scenarios ------------------------------------------------------------
+
+# 32 clients at once, 4 connections each, 4 messages in flight on each
+# connection: every echo intact, the server's totals add up. (Few messages:
+# in the lab's emulated VM, starting 32 RDMA programs is most of the work.)
+scenario_many_clients() {
+	local i
+	start_server
+	for i in {1..32}; do
+		client "c$i" -q 4 -w 4 -n 25
+	done
+	for i in {1..32}; do
+		finish "c$i" 0 240
+		expect "c$i" "^client: 4 connections established in [0-9.]+ s$" \
+			"^client: 100 echoes of 64 bytes intact in [0-9.]+ s: [0-9]+ messages/s$" \
+			"^client: rtt us: count 100 min [0-9.]+ median [0-9.]+ p99 [0-9.]+ max [0-9.]+$" \
+			"^client: done: 4 connections, 0 failed$"
+	done
+	stop_server INT
+	expect server "^server: done: 128 connections served, 0 failed, 0 rejected; 3200 messages echoed$"
+	lacks server "left before|dropping|failed$|still draining"
+}
+
+# A client killed with SIGKILL in the middle of its run: its connections
+# are noticed at once (the kernel disconnects them), the other clients
+# finish with every echo intact, the server goes on.
+scenario_client_killed() {
+	local i
+	start_server
+	client victim -q 2 -w 4 -n 1000000
+	wait_line victim "^client: 2 connections established" 30 || return
+	for i in 1 2; do
+		client "c$i" -q 4 -w 4 -n 200
+	done
+	for i in 1 2; do
+		wait_line "c$i" "^client: 4 connections established" 30
+	done
+	echo "kill -KILL victim"
+	kill -KILL "${pid[victim]}"
+	finish victim 137 5
+	for i in 1 2; do
+		finish "c$i" 0 60
+		expect "c$i" "^client: 800 echoes of 64 bytes intact" "^client: done: 4 connections, 0 failed$"
+	done
+	expect server "^server: connection [0-9]+ from [0-9.]+ port [0-9]+: left before it said bye$"
+	count server 'left before it said bye$'
+	[ "$count" -eq 2 ] || fail "server: $count connections left before their bye, not 2"
+	kill -0 "${pid[server]}" 2>/dev/null || fail "the server did not survive the killed client"
+	stop_server INT
+	expect server "^server: done: 10 connections served, 2 failed, 0 rejected; "
+}
+
+# A client that connects and then says nothing is dropped at the idle
+# deadline (5 s), while other clients are served before, during and after.
+scenario_silent_client() {
+	local i ms
+	start_server
+	start silent "$tbin/05-async-silent-client" -a "$addr" -p "$port"
+	wait_line silent "^silent-client: connected; saying nothing$" 30 || return
+	for i in 1 2; do
+		client "c$i" -q 2 -w 4 -n 100
+	done
+	for i in 1 2; do
+		finish "c$i" 0 60
+		expect "c$i" "^client: done: 2 connections, 0 failed$"
+	done
+	finish silent 0 20
+	expect silent "^silent-client: dropped by the server after [0-9]+ ms$"
+	ms=""
+	has silent '^silent-client: dropped by the server after ([0-9]+) ms$' && ms=${BASH_REMATCH[1]}
+	if [ -n "$ms" ] && { [ "$ms" -lt 4500 ] || [ "$ms" -gt 8000 ]; }; then
+		fail "the silent client was dropped after $ms ms, not at the 5000 ms deadline"
+	fi
+	expect server "^server: connection [0-9]+ from [0-9.]+ port [0-9]+: nothing for 5000 ms: dropping it$"
+	client after -q 1 -n 100
+	finish after 0 30
+	expect after "^client: done: 1 connection, 0 failed$"
+	stop_server INT
+	expect server "^server: done: 6 connections served, 1 failed, 0 rejected; "
+}
+
+# A client with a bad hello (chapter 01's, whose greeting is no hello) is
+# rejected before anything is registered for it; clients around it, and a
+# chapter 02 client (same protocol), are served.
+scenario_bad_hello() {
+	local i
+	start_server
+	for i in 1 2; do
+		client "c$i" -q 2 -w 4 -n 100
+	done
+	start bad "$bin/01-connect-client" -a "$addr" -p "$port"
+	start ch02 "$bin/02-send-recv-client" -a "$addr" -p "$port" -n 100 -w 4
+	finish bad 1 30
+	expect bad "got RDMA_CM_EVENT_REJECTED \\(status 28: consumer defined\\)"
+	finish ch02 0 60
+	expect ch02 "^client: 100 echoes of 64 bytes intact"
+	for i in 1 2; do
+		finish "c$i" 0 60
+		expect "c$i" "^client: done: 2 connections, 0 failed$"
+	done
+	expect server "^server: rejecting [0-9.]+ port [0-9]+: bad hello: bad magic 0x52455847$"
+	stop_server INT
+	expect server "^server: done: 5 connections served, 0 failed, 1 rejected; 500 messages echoed$"
+}
+
+# SIGINT while 32 connections (4 clients of 8) are busy: the server stops
+# accepting, disconnects them all, drains, releases, prints its totals and
+# exits 0 within 5 s. Its clients see the disconnect and fail cleanly. Afterwards
+# the device holds what it held before.
+scenario_sigint_under_load() {
+	local i baseline
+	baseline=$(summary)
+	echo "baseline: $baseline"
+	start_server
+	for i in 1 2 3 4; do
+		client "c$i" -q 8 -w 4 -n 500000
+	done
+	for i in 1 2 3 4; do
+		wait_line "c$i" "^client: 8 connections established" 60 || return
+	done
+	sleep 0.5
+	stop_server INT
+	expect server "^server: SIGINT: no new connections; closing 32 open$" \
+		"^server: done: 32 connections served, 0 failed, 0 rejected; [0-9]+ messages echoed$"
+	for i in 1 2 3 4; do
+		finish "c$i" 1 20
+		expect "c$i" "^client: connection [0-9]+: the server disconnected after [0-9]+ of 500000 echoes$" \
+			"^client: done: 8 connections, 8 failed$"
+	done
+	back_to "$baseline"
+}
+
+# 100 client connections come and go: 2 rounds of 5 client programs of 10
+# connections each. The server, still running, then holds no QP, CQ, memory
+# region or CM id but its listener (rdma resource show, filtered by its
+# pid). After SIGINT, the device is back to the baseline.
+scenario_resources() {
+	local round i baseline now deadline
+	baseline=$(summary)
+	echo "baseline: $baseline"
+	start_server
+	for round in 1 2; do
+		for i in 1 2 3 4 5; do
+			client "r$round-$i" -q 10 -w 2 -n 10
+		done
+		for i in 1 2 3 4 5; do
+			finish "r$round-$i" 0 120
+			expect "r$round-$i" "^client: done: 10 connections, 0 failed$"
+		done
+	done
+	deadline=$((SECONDS + 10))
+	count server ': closed: 10 echoed$'
+	until [ "$count" -eq 100 ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "the server closed $count connections, not 100"
+			break
+		fi
+		sleep 0.2
+		count server ': closed: 10 echoed$'
+	done
+	now=$(held "${pid[server]}")
+	echo "the server holds: $now"
+	rdma resource show cm_id | grep " pid ${pid[server]} " | sed 's/^/  /'
+	[ "$now" = "qp 0 cq 0 mr 0 cm_id 1" ] ||
+		fail "after 100 connections the server holds '$now', not 'qp 0 cq 0 mr 0 cm_id 1'"
+	rdma resource show cm_id | grep " pid ${pid[server]} " | grep -q "state LISTEN" ||
+		fail "the server's one CM id is not its listener"
+	stop_server INT
+	expect server "^server: done: 100 connections served, 0 failed, 0 rejected; 1000 messages echoed$"
+	back_to "$baseline"
+}
+
+# A client stopped (SIGSTOP) cannot answer the server's disconnect: after
+# SIGINT the server waits for it at most the drain deadline (3 s), releases
+# it anyway, QP first, and still exits 0 within 5 s.
+scenario_stuck_client() {
+	start_server
+	client stuck -q 2 -w 4 -n 1000000
+	wait_line stuck "^client: 2 connections established" 30 || return
+	kill -STOP "${pid[stuck]}"
+	stop_server INT
+	expect server "still draining after 3000 ms \\([0-9]+ work requests outstanding, no answer to our disconnect\\): releasing it, its QP first$" \
+		"^server: done: 2 connections served, 2 failed, 0 rejected; "
+	kill -CONT "${pid[stuck]}"
+	finish stuck 1 20
+}
+
+# A second signal while the server drains ends it at once, with exit 1.
+scenario_second_signal() {
+	start_server
+	client stuck -q 2 -w 4 -n 1000000
+	wait_line stuck "^client: 2 connections established" 30 || return
+	kill -STOP "${pid[stuck]}"
+	kill -INT "${pid[server]}"
+	wait_line server "^server: SIGINT: no new connections; closing 2 open$" 5 || return
+	kill -TERM "${pid[server]}"
+	finish server 1 2
+	expect server "^server: SIGTERM again: leaving at once, without draining$"
+	lacks server "^server: done:"
+	kill -CONT "${pid[stuck]}"
+	finish stuck 1 20
+}
+
+# SIGINT to a client in the middle of its run: it closes its connections
+# (disconnect, drain, release), reports what it got, and exits 1.
+scenario_client_sigint() {
+	start_server
+	client busy -q 4 -w 4 -n 1000000
+	wait_line busy "^client: 4 connections established" 30 || return
+	sleep 0.3
+	kill -INT "${pid[busy]}"
+	finish busy 1 5
+	expect busy "^client: SIGINT: closing 4 open connections$" \
+		"^client: [0-9]+ echoes of 64 bytes intact in [0-9.]+ s: [0-9]+ messages/s$" \
+		"^client: done: 4 connections, 4 failed$"
+	lacks busy "differs|bad message|unexpected"
+	stop_server INT
+	expect server "^server: done: 4 connections served, 4 failed, 0 rejected; "
+}
+
+if ! declare -F "scenario_$scenario" >/dev/null; then
+	echo "$0: no scenario '$scenario'" >&2
+	exit 2
+fi
+echo "scenario $scenario on $addr port $port"
+"scenario_$scenario"
+[ "$failed" -eq 0 ] || exit 1
+echo "PASS"
