@@ -63,6 +63,11 @@
 /* We keep the round-trip time of every message, 8 bytes each: COUNT times
  * CONNECTIONS at most 4 Mi (32 MiB). */
 #define MAX_SAMPLES (4u << 20)
+/* Reasons in a REJECTED event (IB CM reject reasons, as on RoCE): nobody
+ * listens on that port ("invalid service ID"), or the server's program
+ * called rdma_reject() ("consumer defined"). */
+#define REJ_NO_LISTENER 8
+#define REJ_BY_SERVER   28
 /* [constants] */
 
 struct client;
@@ -125,7 +130,8 @@ static int parse_command_line(struct client *c, int argc, char **argv)
 	rex_error_set_hint_hook(rex_options_hint);
 	ret = rex_options_parse(&spec, argc, argv, &c->opts, stdout, stderr);
 	if (ret == REX_OPTIONS_OK && c->opts.count * c->opts.qps > MAX_SAMPLES) {
-		fprintf(stderr, "%s: -n %" PRIu64 " times -q %u: more than the %u round trips "
+		fprintf(stderr,
+		        "%s: -n %" PRIu64 " times -q %u: more than the %u round trips "
 		        "we keep\n",
 		        PROGRAM, c->opts.count, c->opts.qps, MAX_SAMPLES);
 		rex_options_usage(&spec, stderr);
@@ -156,7 +162,8 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 
 	(void)loop;
 	if (cl->stopping) {
-		printf("client: %s again: leaving at once, without draining\n", signal_name(signo));
+		fprintf(stderr, "client: %s again: leaving at once, without draining\n",
+		        signal_name(signo));
 		_exit(REX_EXIT_FAILURE);
 	}
 	cl->stopping = true;
@@ -235,15 +242,17 @@ static int handle_echo(struct connection *cn, const struct ibv_wc *wc, uint32_t 
 	if (as_conn_take_message(c, wc, slot, &hdr))
 		return -EPROTO;
 	if (hdr.type != SR_ECHO || hdr.length != cl->opts.size || cn->echoed >= cn->sent) {
-		printf("client: %s: unexpected %s of %u bytes, %" PRIu64 " of %" PRIu64 " echoed\n",
-		       c->name, sr_type_name(hdr.type), (unsigned)hdr.length, cn->echoed, cn->sent);
+		fprintf(
+		    stderr,
+		    "client: %s: unexpected %s of %u bytes, %" PRIu64 " of %" PRIu64 " echoed\n",
+		    c->name, sr_type_name(hdr.type), (unsigned)hdr.length, cn->echoed, cn->sent);
 		return -EPROTO;
 	}
 	/* RC delivers in order and the server echoes in order: this is the
 	 * echo of the oldest message in flight on this connection. */
 	if (!sr_pattern_check(buf + SR_HEADER_SIZE, hdr.length, seq, &offset)) {
-		printf("client: %s: echo of message %" PRIu64 " differs at offset %zu\n", c->name,
-		       cn->echoed, offset);
+		fprintf(stderr, "client: %s: echo of message %" PRIu64 " differs at offset %zu\n",
+		        c->name, cn->echoed, offset);
 		return -EBADMSG;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -333,7 +342,7 @@ static int check_server_hello(struct connection *cn, const struct rex_cm_event *
 		ret = -EMSGSIZE;
 	}
 	if (ret) {
-		printf("client: %s: bad hello from the server: %s\n", c->name, why);
+		fprintf(stderr, "client: %s: bad hello from the server: %s\n", c->name, why);
 		return ret;
 	}
 	c->credits = hello.credits;
@@ -379,27 +388,35 @@ static void on_connection_event(struct connection *cn, const struct rex_cm_event
 	case RDMA_CM_EVENT_DISCONNECTED:
 		as_conn_take_completions(c); /* echoes that came before it count */
 		if (!cn->bye_done && c->state != REX_STATE_DRAINING) {
-			printf("client: %s: the server disconnected after %" PRIu64 " of %" PRIu64
-			       " echoes\n",
-			       c->name, cn->echoed, cl->opts.count);
+			fprintf(stderr,
+			        "client: %s: the server disconnected after %" PRIu64 " of %" PRIu64
+			        " echoes\n",
+			        c->name, cn->echoed, cl->opts.count);
 			c->failed = true;
 		}
 		as_conn_disconnected(c);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		printf("client: %s: rejected by the server (status %d: %s)\n", c->name, ev->status,
-		       rex_cm_reject_reason(ev->status));
+		fprintf(stderr, "client: %s: rejected (status %d: %s)\n", c->name, ev->status,
+		        rex_cm_reject_reason(ev->status));
+		if (ev->status == REJ_NO_LISTENER)
+			fprintf(stderr, "  hint: %s\n  hint: %s\n",
+			        rex_errno_hint("rdma_connect", ECONNREFUSED),
+			        rex_options_hint("rdma_connect", ECONNREFUSED));
+		else if (ev->status == REJ_BY_SERVER)
+			fprintf(stderr, "  hint: the server rejected it: its output says why\n");
 		ret = -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		printf("client: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type), ev->status);
+		fprintf(stderr, "client: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
+		        ev->status);
 		ret = -EHOSTUNREACH;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		printf("client: %s: its device went away\n", c->name);
+		fprintf(stderr, "client: %s: its device went away\n", c->name);
 		c->cq_dead = true;
 		ret = -ENODEV;
 		break;
@@ -460,8 +477,8 @@ static int create_loop(struct client *cl)
 /* [start] */
 static int start_connections(struct client *cl)
 {
-	struct addrinfo hints = {.ai_flags = AI_NUMERICSERV, .ai_family = AF_INET,
-	                         .ai_socktype = SOCK_STREAM};
+	struct addrinfo hints = {
+	    .ai_flags = AI_NUMERICSERV, .ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
 	char port[8];
 	unsigned i;
 	int ret;
@@ -563,10 +580,10 @@ static void report(struct client *cl)
 	for (i = 0; i < cl->opts.qps; i++) {
 		struct connection *cn = &cl->conns[i];
 
-		printf("client: connection %u: %" PRIu64 " of %" PRIu64 " echoed%s\n", i, cn->echoed,
-		       cl->opts.count,
+		printf("client: connection %u: %" PRIu64 " of %" PRIu64 " echoed%s\n", i,
+		       cn->echoed, cl->opts.count,
 		       cn->conn.failed || cn->echoed < cl->opts.count || !cn->bye_done ? ", failed"
-		                                                                         : "");
+		                                                                       : "");
 		/* Gather the times into one array, in place: slice i moves down. */
 		memmove(cl->rtt_us + n, cn->rtt_us, cn->echoed * sizeof(*cl->rtt_us));
 		n += cn->echoed;

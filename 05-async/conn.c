@@ -22,8 +22,8 @@ _Static_assert(REX_CM_PRIVATE_DATA_MAX > UINT8_MAX, "any private data length fit
 static void on_deadline(struct rex_loop *loop, void *arg);
 static void release(struct rex_loop *loop, void *arg);
 
-void as_conn_init(struct as_conn *c, struct rex_loop *loop, const char *who,
-                  struct rdma_cm_id *id, enum rex_state state, void (*released)(struct as_conn *))
+void as_conn_init(struct as_conn *c, struct rex_loop *loop, const char *who, struct rdma_cm_id *id,
+                  enum rex_state state, void (*released)(struct as_conn *))
 {
 	c->who = who;
 	c->loop = loop;
@@ -209,7 +209,10 @@ int as_conn_create_queues(struct as_conn *c, struct as_device *dev, uint32_t sen
 	    .send_cq = c->cq,
 	    .recv_cq = c->cq,
 	    .qp_type = IBV_QPT_RC,
-	    .cap = {.max_send_wr = sends, .max_recv_wr = recvs, .max_send_sge = 1, .max_recv_sge = 1},
+	    .cap = {.max_send_wr = sends,
+	            .max_recv_wr = recvs,
+	            .max_send_sge = 1,
+	            .max_recv_sge = 1},
 	};
 	if (rdma_create_qp(c->id, dev->pd, &attr)) {
 		ret = -errno;
@@ -380,9 +383,11 @@ int as_conn_poll(struct as_conn *c, struct ibv_wc *wc, int max, int *taken)
 		}
 		/* A flush is how a stopped QP hands its work requests back:
 		 * the expected end of a closing connection, not an error. */
-		if (closing && (wc[i].status == IBV_WC_WR_FLUSH_ERR || wc[i].status == IBV_WC_SUCCESS))
+		if (closing &&
+		    (wc[i].status == IBV_WC_WR_FLUSH_ERR || wc[i].status == IBV_WC_SUCCESS))
 			continue;
-		rex_report_wc(rex_wr_id_kind(wc[i].wr_id) == SR_WR_SEND ? "send" : "receive", &wc[i]);
+		rex_report_wc(rex_wr_id_kind(wc[i].wr_id) == SR_WR_SEND ? "send" : "receive",
+		              &wc[i]);
 		rex_errorf("%s: %s: closing it", c->who, c->name);
 		as_conn_close(c, true);
 	}

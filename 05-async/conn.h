@@ -72,34 +72,34 @@ struct as_device {
 
 /* One connection, embedded first in the side's own structure. */
 struct as_conn {
-	const char *who;  /* "server" or "client": the start of its lines */
+	const char *who;                    /* "server" or "client": the start of its lines */
 	char name[32 + REX_CM_ADDRESS_LEN]; /* "connection 3 from 10.77.0.1 port 5000" */
 	enum rex_state state;
 	struct rex_loop *loop;
-	struct rdma_cm_id *id; /* id->context is this connection */
-	struct as_device *dev; /* NULL until the QP exists */
+	struct rdma_cm_id *id;               /* id->context is this connection */
+	struct as_device *dev;               /* NULL until the QP exists */
 	struct as_conn *dev_prev, *dev_next; /* in dev->conns */
 
 	struct rex_loop_cq lcq; /* the CQ's record: cq_context */
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;      /* qp_context is this connection */
+	struct ibv_qp *qp;       /* qp_context is this connection */
 	struct rex_buffers recv; /* receive slots: header + max_payload each */
 	struct rex_buffers send; /* send slots, as many */
 	uint32_t *free_send;     /* stack of send slots not in use */
 	uint32_t nfree_send;
-	uint32_t max_payload;    /* what the hellos agreed on */
+	uint32_t max_payload; /* what the hellos agreed on */
 
 	/* Credits, as in chapter 02: messages the peer has receives for. */
 	uint32_t credits;
 	uint32_t credit_limit; /* the peer's receives: credits never exceed them */
 	uint16_t credits_owed; /* receives re-posted and not yet told to the peer */
 
-	uint32_t outstanding; /* work requests posted, completion not yet taken */
-	uint64_t active_ns;   /* the loop's time of the last completion (idle deadline) */
-	bool await_disconnect; /* we sent a disconnect request: DISCONNECTED will come */
-	bool cq_dead;          /* CQ overrun or device gone: nothing more will drain */
-	bool failed;           /* ended by a failure, not by the protocol */
-	bool drain_cut;        /* released at the drain deadline, not drained */
+	uint32_t outstanding;           /* work requests posted, completion not yet taken */
+	uint64_t active_ns;             /* the loop's time of the last completion (idle deadline) */
+	bool await_disconnect;          /* we sent a disconnect request: DISCONNECTED will come */
+	bool cq_dead;                   /* CQ overrun or device gone: nothing more will drain */
+	bool failed;                    /* ended by a failure, not by the protocol */
+	bool drain_cut;                 /* released at the drain deadline, not drained */
 	struct rex_loop_timer deadline; /* setup, idle or drain, by state */
 	struct rex_loop_task release;   /* posted when DRAINING is over */
 	/* Called once everything is released; it frees the side's structure. */
@@ -115,8 +115,8 @@ struct as_devices {
 
 /* Set up \p c for a CM id (id->context = c): state \p state, \p name for
  * messages, the deadline for setting it up started. */
-void as_conn_init(struct as_conn *c, struct rex_loop *loop, const char *who,
-                  struct rdma_cm_id *id, enum rex_state state, void (*released)(struct as_conn *));
+void as_conn_init(struct as_conn *c, struct rex_loop *loop, const char *who, struct rdma_cm_id *id,
+                  enum rex_state state, void (*released)(struct as_conn *));
 
 /* Take the next CM event from \p channel without blocking: copy what we use
  * of it into \p out, acknowledge it. Returns 1 with an event, 0 when there is

@@ -89,8 +89,8 @@ struct session {
 	} pending[SERVER_RECVS];
 	uint32_t pending_first, npending;
 	uint64_t received, echoed;
-	bool bye;             /* the client said BYE */
-	size_t memory;        /* bytes registered for it */
+	bool bye;                    /* the client said BYE */
+	size_t memory;               /* bytes registered for it */
 	struct session *prev, *next; /* in server->sessions */
 };
 
@@ -168,8 +168,8 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 	if (s->stopping) {
 		/* Draining takes too long for someone: leave now. The kernel
 		 * releases whatever a process leaves behind, QPs first. */
-		printf("server: %s again: leaving at once, without draining\n",
-		       signal_name(signo));
+		fprintf(stderr, "server: %s again: leaving at once, without draining\n",
+		        signal_name(signo));
 		_exit(REX_EXIT_FAILURE);
 	}
 	shut_down(s, signal_name(signo));
@@ -194,7 +194,8 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	struct rdma_conn_param param = {
 	    .private_data = data,
 	    .private_data_len = sizeof(data),
-	    .rnr_retry_count = 6, /* the client's QP retries "not ready" 6 times, never 7: forever */
+	    .rnr_retry_count =
+	        6, /* the client's QP retries "not ready" 6 times, never 7: forever */
 	};
 	struct session *ss;
 	struct as_device *dev;
@@ -205,15 +206,16 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	/* The hello is peer input, and decides how much memory we register:
 	 * check it before anything is created. */
 	if (sr_hello_decode(ev->private_data, ev->private_data_len, &hello, why, sizeof(why))) {
-		printf("server: rejecting %s: bad hello: %s\n", peer, why);
+		fprintf(stderr, "server: rejecting %s: bad hello: %s\n", peer, why);
 		goto out_reject;
 	}
 	sends = hello.credits < SERVER_SENDS ? hello.credits : SERVER_SENDS;
 	memory = (size_t)(SERVER_RECVS + sends) * (SR_HEADER_SIZE + hello.max_payload);
 	if (s->memory + memory > SERVER_MEMORY_MAX) {
-		printf("server: rejecting %s: its %zu bytes would pass the %u registered for "
-		       "all connections\n",
-		       peer, memory, SERVER_MEMORY_MAX);
+		fprintf(stderr,
+		        "server: rejecting %s: its %zu bytes would pass the %u registered for "
+		        "all connections\n",
+		        peer, memory, SERVER_MEMORY_MAX);
 		goto out_reject;
 	}
 
@@ -325,8 +327,8 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	if (as_conn_take_message(c, wc, slot, &hdr))
 		return -EPROTO;
 	if (hdr.type == SR_ECHO || ss->bye) {
-		printf("server: %s: unexpected %s%s\n", c->name, sr_type_name(hdr.type),
-		       ss->bye ? " after BYE" : "");
+		fprintf(stderr, "server: %s: unexpected %s%s\n", c->name, sr_type_name(hdr.type),
+		        ss->bye ? " after BYE" : "");
 		return -EPROTO;
 	}
 	if (hdr.type == SR_BYE) {
@@ -382,7 +384,7 @@ static void on_connection_event(struct session *ss, const struct rex_cm_event *e
 		/* Its BYE may sit in the CQ, not taken yet: take it first. */
 		as_conn_take_completions(c);
 		if (!ss->bye && c->state != REX_STATE_DRAINING) {
-			printf("server: %s: left before it said bye\n", c->name);
+			fprintf(stderr, "server: %s: left before it said bye\n", c->name);
 			c->failed = true;
 		}
 		as_conn_disconnected(c);
@@ -390,11 +392,12 @@ static void on_connection_event(struct session *ss, const struct rex_cm_event *e
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
-		printf("server: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type), ev->status);
+		fprintf(stderr, "server: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
+		        ev->status);
 		as_conn_close(c, true);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		printf("server: %s: its device went away\n", c->name);
+		fprintf(stderr, "server: %s: its device went away\n", c->name);
 		c->cq_dead = true;
 		as_conn_close(c, true);
 		break;
@@ -424,7 +427,7 @@ static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
 			on_connection_event(ev.id->context, &ev);
 		} else {
 			/* The listener's own: ADDR_CHANGE, DEVICE_REMOVAL. */
-			printf("server: listener: %s\n", rdma_event_str(ev.type));
+			fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev.type));
 			if (ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL && !s->stopping) {
 				s->status = REX_EXIT_FAILURE;
 				shut_down(s, "the listener's device went away");
@@ -457,7 +460,9 @@ static void session_released(struct as_conn *c)
 		s->failed++;
 	s->memory -= ss->memory;
 	printf("server: %s: closed: %" PRIu64 " echoed%s\n", c->name, ss->echoed,
-	       c->failed || c->drain_cut ? ", failed" : ss->bye ? "" : ", before its bye");
+	       c->failed || c->drain_cut ? ", failed"
+	       : ss->bye                 ? ""
+	                                 : ", before its bye");
 	free(ss);
 	stop_when_idle(s);
 }
@@ -482,7 +487,8 @@ static int create_loop(struct server *s)
 /* [listen] */
 static int listen_for_clients(struct server *s)
 {
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_family = AF_INET,
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_family = AF_INET,
 	                         .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	char port[8];

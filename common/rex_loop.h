@@ -137,12 +137,12 @@ typedef void (*rex_loop_cq_fn)(struct rex_loop *loop, struct rex_loop_cq *lcq);
  * Cancel it before freeing the memory it lives in, unless it is not armed.
  */
 struct rex_loop_timer {
-	uint64_t deadline_ns;                /**< CLOCK_MONOTONIC, when armed */
-	rex_loop_timer_fn fn;                /**< called at the deadline */
-	void *arg;                           /**< passed to fn */
-	struct rex_loop_timer *prev;         /**< the one due before it, in the loop's list */
-	struct rex_loop_timer *next;         /**< the one due after it */
-	bool armed;                          /**< in the list */
+	uint64_t deadline_ns;        /**< CLOCK_MONOTONIC, when armed */
+	rex_loop_timer_fn fn;        /**< called at the deadline */
+	void *arg;                   /**< passed to fn */
+	struct rex_loop_timer *prev; /**< the one due before it, in the loop's list */
+	struct rex_loop_timer *next; /**< the one due after it */
+	bool armed;                  /**< in the list */
 };
 
 /**

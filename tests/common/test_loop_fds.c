@@ -15,8 +15,8 @@
 #include "rex_loop.h"
 
 struct side {
-	int fds[2];   /* a pipe: read end, write end */
-	int calls;    /* times the read end's function ran */
+	int fds[2]; /* a pipe: read end, write end */
+	int calls;  /* times the read end's function ran */
 	uint32_t events;
 	int remove_fd; /* removed by this side's callback, -1 for none */
 	bool stop;     /* stop the loop from the callback */

@@ -10,8 +10,13 @@
 #include "check.h"
 #include "rex_loop.h"
 
-enum { R = REX_STATE_RESOLVING, C = REX_STATE_CONNECTING, E = REX_STATE_ESTABLISHED,
-       D = REX_STATE_DRAINING, X = REX_STATE_CLOSED };
+enum {
+	R = REX_STATE_RESOLVING,
+	C = REX_STATE_CONNECTING,
+	E = REX_STATE_ESTABLISHED,
+	D = REX_STATE_DRAINING,
+	X = REX_STATE_CLOSED
+};
 
 /* The expected table, written out by hand (not derived from the code):
  * legal[from][to] is 1 where the transition is allowed. */
@@ -34,7 +39,8 @@ int main(void)
 			int ret = rex_state_change(&s, (enum rex_state)to);
 
 			printf("%-11s -> %-11s %s\n", rex_state_name((enum rex_state)from),
-			       rex_state_name((enum rex_state)to), legal[from][to] ? "legal" : "refused");
+			       rex_state_name((enum rex_state)to),
+			       legal[from][to] ? "legal" : "refused");
 			CHECK_INT_EQ(rex_state_allowed((enum rex_state)from, (enum rex_state)to),
 			             legal[from][to]);
 			if (legal[from][to]) {
@@ -65,7 +71,7 @@ int main(void)
 	/* Values outside the enum: refused both ways, state untouched. */
 	enum rex_state s = (enum rex_state)REX_STATE_COUNT;
 	CHECK_INT_EQ(rex_state_allowed(s, REX_STATE_CLOSED), 0);
-	CHECK_INT_EQ(rex_state_allowed(REX_STATE_DRAINING, (enum rex_state)-1), 0);
+	CHECK_INT_EQ(rex_state_allowed(REX_STATE_DRAINING, (enum rex_state)(-1)), 0);
 	CHECK_INT_EQ(rex_state_allowed(REX_STATE_DRAINING, (enum rex_state)31), 0);
 	CHECK_INT_EQ(rex_state_change(&s, REX_STATE_CLOSED), -EPERM);
 	CHECK_INT_EQ(s, REX_STATE_COUNT);

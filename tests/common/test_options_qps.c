@@ -61,8 +61,8 @@ int main(void)
 	CHECK_INT_EQ(run.result, REX_OPTIONS_HELP);
 	CHECK_STR_CONTAINS(run.out, "usage: many -a ADDR [-p PORT] [-n COUNT] [-w WINDOW] "
 	                            "[-q CONNECTIONS] [-v] [-h]\n");
-	CHECK_STR_CONTAINS(run.out,
-	                   "  -q CONNECTIONS  connections (queue pairs) at once, 1..256 (default 1)\n");
+	CHECK_STR_CONTAINS(
+	    run.out, "  -q CONNECTIONS  connections (queue pairs) at once, 1..256 (default 1)\n");
 	run_free(&run);
 
 	/* A maximum of 0: no upper limit. */
