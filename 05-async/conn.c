@@ -272,12 +272,18 @@ int as_conn_established(struct as_conn *c)
 	return rex_loop_timer_start(c->loop, &c->deadline, AS_IDLE_TIMEOUT_MS);
 }
 
-/* Post the release when DRAINING is over: nothing outstanding (or nothing
- * that can still complete), and no answer to our disconnect awaited. */
+/* DRAINING is over: nothing outstanding (or nothing that can still
+ * complete), and no answer to our disconnect awaited. */
+static bool drained(const struct as_conn *c)
+{
+	return c->state == REX_STATE_DRAINING && (c->outstanding == 0 || c->cq_dead) &&
+	       !c->await_disconnect;
+}
+
+/* Post the release once DRAINING is over. */
 static void check_drained(struct as_conn *c)
 {
-	if (c->state == REX_STATE_DRAINING && (c->outstanding == 0 || c->cq_dead) &&
-	    !c->await_disconnect)
+	if (drained(c))
 		rex_loop_post(c->loop, &c->release);
 }
 
@@ -480,6 +486,8 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 		as_conn_close(c, true);
 		break;
 	case REX_STATE_DRAINING:
+		if (drained(c))
+			break; /* drained in this very round: its release is posted */
 		fprintf(stderr,
 		        "%s: %s: still draining after %d ms (%u work requests outstanding%s): "
 		        "releasing it, its QP first\n",

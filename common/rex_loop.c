@@ -417,6 +417,7 @@ int rex_loop_destroy(struct rex_loop *loop)
 int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 {
 	struct epoll_event events[MAX_EVENTS];
+	bool timers_ready = false;
 	int n, i, err;
 
 	/* Queued tasks must not wait behind a sleep. */
@@ -435,9 +436,15 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 	for (i = 0; i < n; i++) {
 		struct watch *w = events[i].data.ptr;
 
-		if (w->fn) /* NULL: removed by an earlier callback of this round */
+		/* The timers last: a deadline must not beat an event that had
+		 * arrived already, only because the loop was slow to look. */
+		if (w->fd == loop->timerfd)
+			timers_ready = true;
+		else if (w->fn) /* NULL: removed by an earlier callback of this round */
 			w->fn(loop, events[i].events, w->arg);
 	}
+	if (timers_ready)
+		timers_due(loop, EPOLLIN, NULL);
 	/* Work the callbacks deferred, such as releasing a connection. */
 	run_tasks(loop);
 	free_watches(loop->dead);

@@ -233,7 +233,11 @@ int rex_loop_remove_fd(struct rex_loop *loop, int fd);
 
 /**
  * \brief Run one round: wait up to \p timeout_ms for fds to be ready, call
- *        their callbacks (timers included), then the tasks posted.
+ *        their callbacks, then the timers that are due, then the tasks posted.
+ *
+ * Timers come after the other fds of the round: a deadline does not fire
+ * for a connection whose completion or CM event had arrived already, only
+ * because the loop was slow to look (a starved CPU, a long round).
  *
  * A timeout of 0 returns at once when nothing is ready: a busy-polling
  * program calls it between two rounds of ibv_poll_cq(). When tasks are

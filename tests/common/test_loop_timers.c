@@ -4,9 +4,13 @@
  * whatever order they were started in, not before their deadline; a
  * cancelled timer never fires; starting an armed timer moves it; a timer's
  * function may start it again, cancel another one due in the same round,
- * or free the memory the timer lives in.
+ * or free the memory the timer lives in; and in a round where an fd is
+ * ready and a timer is due, the fd comes first, and may cancel the timer.
  */
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
 
 #include "check.h"
 #include "rex_loop.h"
@@ -36,6 +40,26 @@ static void fire(struct rex_loop *loop, void *arg)
 	}
 	if (p->free_self)
 		free(p);
+}
+
+/* An fd's function for the last check: notes itself, may cancel a timer. */
+struct reader {
+	int fds[2];
+	int *order, *fired;
+	struct rex_loop_timer *cancel;
+};
+
+static void on_readable(struct rex_loop *loop, uint32_t events, void *arg)
+{
+	struct reader *r = arg;
+	char c;
+
+	(void)events;
+	while (read(r->fds[0], &c, 1) > 0)
+		;
+	r->order[(*r->fired)++] = 100;
+	if (r->cancel)
+		rex_loop_timer_cancel(loop, r->cancel);
 }
 
 /* Run rounds until \p n timers have fired, or 2 s have passed. */
@@ -123,6 +147,34 @@ int main(void)
 		run_until(loop, &fired, 1);
 		CHECK_INT_EQ(order[0], 9);
 	}
+
+	/* A round with an fd ready and a timer due: the fd first. */
+	struct reader r = {.order = order, .fired = &fired};
+	const struct timespec past_deadline = {.tv_sec = 0, .tv_nsec = 20 * MS};
+
+	CHECK_INT_EQ(pipe(r.fds), 0);
+	CHECK_INT_EQ(rex_loop_add_fd(loop, r.fds[0], EPOLLIN, on_readable, &r), 0);
+	fired = 0;
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 5), 0);
+	nanosleep(&past_deadline, NULL);
+	CHECK_INT_EQ(write(r.fds[1], "x", 1), 1);
+	CHECK_INT_EQ(rex_loop_run_once(loop, 0), 2); /* both in one round */
+	CHECK_INT_EQ(fired, 2);
+	CHECK_INT_EQ(order[0], 100);
+	CHECK_INT_EQ(order[1], 1);
+	/* ... and the fd may cancel the timer due in the same round. */
+	fired = 0;
+	r.cancel = &p[0].timer;
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 5), 0);
+	nanosleep(&past_deadline, NULL);
+	CHECK_INT_EQ(write(r.fds[1], "x", 1), 1);
+	CHECK_INT_EQ(rex_loop_run_once(loop, 0), 2);
+	CHECK_INT_EQ(fired, 1);
+	CHECK_INT_EQ(order[0], 100);
+	CHECK_TRUE(!rex_loop_timer_armed(&p[0].timer));
+	CHECK_INT_EQ(rex_loop_remove_fd(loop, r.fds[0]), 0);
+	close(r.fds[0]);
+	close(r.fds[1]);
 
 	/* Armed timers are forgotten, not called, by rex_loop_destroy(). */
 	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 1000), 0);
