@@ -194,8 +194,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	struct rdma_conn_param param = {
 	    .private_data = data,
 	    .private_data_len = sizeof(data),
-	    .rnr_retry_count =
-	        6, /* the client's QP retries "not ready" 6 times, never 7: forever */
+	    .rnr_retry_count = 6, /* the client retries "not ready" 6 times; 7 is forever */
 	};
 	struct session *ss;
 	struct as_device *dev;
@@ -213,8 +212,8 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	memory = (size_t)(SERVER_RECVS + sends) * (SR_HEADER_SIZE + hello.max_payload);
 	if (s->memory + memory > SERVER_MEMORY_MAX) {
 		fprintf(stderr,
-		        "server: rejecting %s: its %zu bytes would pass the %u registered for "
-		        "all connections\n",
+		        "server: rejecting %s: its %zu bytes would take the memory registered "
+		        "for all connections past %u bytes\n",
 		        peer, memory, SERVER_MEMORY_MAX);
 		goto out_reject;
 	}
