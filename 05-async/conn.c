@@ -571,6 +571,10 @@ void as_async_event(struct rex_loop *loop, const struct ibv_async_event *event, 
 		as_conn_close(c, true);
 		check_drained(c);
 		break;
+	case IBV_EVENT_COMM_EST:
+		/* A message came before the CM's ESTABLISHED (the server may see
+		 * the client's first DATA first): the CM event follows. */
+		break;
 	case IBV_EVENT_PORT_ERR:
 		rex_errorf("%s: %s: port %d: its connections will fail", dev->who, name,
 		           event->element.port_num);
