@@ -166,8 +166,9 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 
 	(void)loop;
 	if (s->stopping) {
-		/* Draining takes too long for someone: leave now. The kernel
-		 * releases whatever a process leaves behind, QPs first. */
+		/* Draining takes too long for someone: leave now. When the
+		 * process is gone, the kernel tears down whatever it left:
+		 * QPs, CQs, registrations, CM ids (the peers see disconnects). */
 		fprintf(stderr, "server: %s again: leaving at once, without draining\n",
 		        signal_name(signo));
 		_exit(REX_EXIT_FAILURE);
