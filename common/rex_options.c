@@ -183,7 +183,7 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	uint16_t port = def->port ? def->port : REX_DEFAULT_PORT;
 	char a[SIZE_TEXT_LEN], b[SIZE_TEXT_LEN], c[SIZE_TEXT_LEN];
 
-	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s [-v] [-h]\n", program_name(spec),
+	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s%s [-v] [-h]\n", program_name(spec),
 	        spec->is_server ? "[-a ADDR]" : "-a ADDR",
 	        enabled(spec, REX_OPT_SIZE) ? " [-s SIZE]" : "",
 	        enabled(spec, REX_OPT_COUNT) ? " [-n COUNT]" : "",
