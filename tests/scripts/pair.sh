@@ -12,6 +12,8 @@
 #                        once, unlabelled, in the order they were written
 #   stops_server         a server that never exits is stopped 10 s after the
 #                        client, with a line saying so; exit 0
+#   stop_at_once         --stop: SIGTERM as soon as the client is done; the
+#                        server's exit status after it is the pair's
 #   kills_stubborn_server  one that ignores SIGTERM gets SIGKILL
 #   client_failure       the client's exit status is the pair's
 #   server_failure       so is the server's, when the client succeeded
@@ -88,6 +90,22 @@ stops_server)
 	expect_line "pair: stopped the server with SIGTERM \(it did not exit by itself\)"
 	expect_ms_between 10000 16000
 	;;
+stop_at_once)
+	# --stop: SIGTERM as soon as the client is done, not 10 s later, and
+	# the server's own exit status after it counts.
+	run --stop 'trap "echo \"x: SIGTERM: done\"; exit 0" TERM; echo "x: listening"; while :; do :; done' 'echo "client: done"'
+	expect_rc 0
+	expect_output "x: listening" "client: done" "pair: the client is done: stopping the server (--stop)" "x: SIGTERM: done"
+	expect_ms_between 0 4000
+	run --stop 'trap "echo \"x: could not close\" >&2; exit 1" TERM; echo "x: listening"; while :; do :; done' 'echo "client: done"'
+	expect_rc 1
+	expect_line "pair: the server exited with status 1"
+	# The server program under its "sh -c" gets the SIGTERM, not the shell:
+	# the shell's status is the program's (0), not 143.
+	run --stop 'echo "x: listening"; sh -c "trap \"echo x: stopped; exit 0\" TERM; while :; do :; done"' 'echo "client: done"'
+	expect_rc 0
+	expect_line "x: stopped"
+	;;
 kills_stubborn_server)
 	export REX_PAIR_GRACE=1 REX_PAIR_KILL_AFTER=1
 	run 'trap "" TERM; echo "x: listening"; while :; do sleep 0.1; done' 'echo "client: done"'
@@ -136,7 +154,7 @@ bad_usage)
 	done
 	run --help
 	expect_rc 0
-	expect_line "  scripts/pair \[--timeout SECONDS\] 'SERVER COMMAND' 'CLIENT COMMAND'"
+	expect_line "  scripts/pair \[--timeout SECONDS\] \[--stop\] 'SERVER COMMAND' 'CLIENT COMMAND'"
 	;;
 *)
 	echo "no case '$case_name'"
