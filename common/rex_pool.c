@@ -162,6 +162,10 @@ int rex_pool_mem_map(struct rex_pool_mem *m, size_t len, bool huge)
 	}
 	m->map_len = m->len;
 	m->addr = m->map_addr;
+	/* Normal means normal: where THP is "always", the kernel would
+	 * otherwise make large, aligned regions huge behind our back. (No THP
+	 * in the kernel: EINVAL, and the pages are normal anyway.) */
+	madvise(m->addr, m->len, MADV_NOHUGEPAGE);
 normal_pages:
 	if (huge)
 		rex_errorf("rex_pool_mem_map: %s; got normal pages instead", why);

@@ -76,7 +76,8 @@ struct rex_pool_mem {
  * \brief Map at least \p len bytes of anonymous memory, zeroed and touched
  *        (every page faulted in), aligned to the page size it got.
  *
- * With \p huge false: normal pages. With \p huge true: first reserved huge
+ * With \p huge false: normal pages (madvise(MADV_NOHUGEPAGE), so that a
+ * kernel whose THP setting is "always" does not make them huge). With \p huge true: first reserved huge
  * pages (mmap() with MAP_HUGETLB; there must be enough in
  * /proc/sys/vm/nr_hugepages), else transparent huge pages (a region aligned
  * to the huge page size, with madvise(MADV_HUGEPAGE); unless
