@@ -77,12 +77,12 @@ struct rex_pool_mem {
  *        (every page faulted in), aligned to the page size it got.
  *
  * With \p huge false: normal pages (madvise(MADV_NOHUGEPAGE), so that a
- * kernel whose THP setting is "always" does not make them huge). With \p huge true: first reserved huge
- * pages (mmap() with MAP_HUGETLB; there must be enough in
- * /proc/sys/vm/nr_hugepages), else transparent huge pages (a region aligned
- * to the huge page size, with madvise(MADV_HUGEPAGE); unless
- * /sys/kernel/mm/transparent_hugepage/enabled says "never"), else normal
- * pages. When it falls back it says so in one line on stderr, naming what
+ * kernel whose THP setting is "always" does not make them huge). With
+ * \p huge true: first reserved huge pages (mmap() with MAP_HUGETLB; there
+ * must be enough in /proc/sys/vm/nr_hugepages), else transparent huge pages
+ * (a region aligned to the huge page size, with madvise(MADV_HUGEPAGE);
+ * unless /sys/kernel/mm/transparent_hugepage/enabled says "never"), else
+ * normal pages. When it falls back it says so in one line on stderr, naming what
  * it got and why.
  *
  * \param m     filled in; on failure it holds nothing to release.
