@@ -12,7 +12,8 @@
 #   - an indented line that looks like C (ends in ; { or }) outside a fence,
 #     which Markdown would show as a code block;
 #   - a bare \snippet: pages use the aliases of docs/Doxyfile.in
-#     (\serversnippet, \clientsnippet, \sharedsnippet, \commonsnippet), which
+#     (\serversnippet, \clientsnippet, \sharedsnippet, \commonsnippet,
+#     \programsnippet), which
 #     write the file's name in the box's caption;
 #   - a command that starts a server and sleeps before the client
 #     ("& sleep"): scripts/lab pair waits for the server's listening line.
@@ -44,7 +45,7 @@ for page in "$dir"/*.md; do
 		/&[ \t]*sleep[ \t]/ { bad("server started with a sleep (use scripts/lab pair)") }
 		fence { next }
 		/(^|[^\\])[\\@]code([^a-z]|$)/ { bad("\\code block (show code with \\snippet)") }
-		/(^|[^\\])[\\@]snippet([^a-z]|$)/ { bad("bare \\snippet (use \\serversnippet, \\clientsnippet, \\sharedsnippet or \\commonsnippet)") }
+		/(^|[^\\])[\\@]snippet([^a-z]|$)/ { bad("bare \\snippet (use \\serversnippet, \\clientsnippet, \\sharedsnippet, \\commonsnippet or \\programsnippet)") }
 		/^(    |\t)/ && /[;{}][ \t]*$/ { bad("indented C-like line (show code with \\snippet)") }
 		END {
 			if (fence) {
