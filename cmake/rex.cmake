@@ -38,11 +38,12 @@ function(rex_unit_test name source)
 endfunction()
 
 # rex_chapter(<NN-topic>
-#             SERVER <sources...> CLIENT <sources...>
+#             [SERVER <sources...>] [CLIENT <sources...>]
 #             [SHARED <sources...>]      compiled into both programs and the unit tests
 #             [UNIT_TESTS <sources...>]  tests/<NN-topic>/test_<what>.c -> test <NN-topic>.<what>
 #             [PAGE <docs page>])
-# Builds build/bin/<NN-topic>-server and build/bin/<NN-topic>-client.
+# Builds build/bin/<NN-topic>-server and build/bin/<NN-topic>-client, each
+# when its sources are given (a chapter may start with other programs only).
 function(rex_chapter name)
   cmake_parse_arguments(CH "" "PAGE" "SERVER;CLIENT;SHARED;UNIT_TESTS" ${ARGN})
   set(libs rex_common PkgConfig::RDMACM PkgConfig::IBVERBS)
@@ -55,6 +56,9 @@ function(rex_chapter name)
   endif()
   foreach(side server client)
     string(TOUPPER ${side} SIDE)
+    if(NOT CH_${SIDE})
+      continue()
+    endif()
     add_executable(${name}-${side} ${CH_${SIDE}})
     target_link_libraries(${name}-${side} PRIVATE ${libs})
     rex_target_defaults(${name}-${side})
