@@ -357,11 +357,11 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	                            .length = s->max_size,
 	                            .recv_depth = ss->recv_depth};
 	bench_accept_encode(&acc, data);
-	/* READ: serve as many at once as the client has in flight, and the device allows. */
+	/* READ: serve as many at once as the device allows; rdma_accept()
+	 * lowers it to what the client asked for. */
 	if (h.op == BENCH_OP_READ)
-		param.responder_resources = ev->initiator_depth < dev->attr.max_qp_rd_atom
-		                                ? ev->initiator_depth
-		                                : (uint8_t)dev->attr.max_qp_rd_atom;
+		param.responder_resources =
+		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
 	if (rdma_accept(id, &param)) {
 		rex_report_errno("rdma_accept", errno);
 		goto out_close;
