@@ -899,9 +899,9 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 	for (i = 0; i < cl->o.qps; i++)
 		if (refill(&cl->qps[i]))
 			bc_conn_close(&cl->qps[i].conn, true);
+	cl->progress = false;
 	for (;;) {
 		pending = 0;
-		cl->progress = false;
 		if (cl->o.events) {
 			if (rex_loop_run_once(cl->loop, 100) < 0 || cl->broken ||
 			    !all_established(cl))
@@ -917,6 +917,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 			continue;
 		t = now_ns();
 		if (cl->progress) {
+			cl->progress = false; /* sticky until here: completions the loop took count too */
 			active = t;
 			/* BW peak: the best rate over any stretch of >= 1 ms. */
 			if (t - win_t >= 1000000ull) {
