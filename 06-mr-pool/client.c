@@ -917,7 +917,8 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 			continue;
 		t = now_ns();
 		if (cl->progress) {
-			cl->progress = false; /* sticky until here: completions the loop took count too */
+			cl->progress =
+			    false; /* sticky until here: completions the loop took count too */
 			active = t;
 			/* BW peak: the best rate over any stretch of >= 1 ms. */
 			if (t - win_t >= 1000000ull) {

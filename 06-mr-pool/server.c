@@ -72,6 +72,7 @@ struct session {
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
 	uint32_t recv_depth;
 	bool active; /* between START and DONE */
+	bool busy;   /* and the server busy-polls it */
 	uint32_t size;
 	uint64_t echo; /* latency answers in this run */
 	uint64_t messages, runs, bad_runs;
@@ -90,7 +91,7 @@ struct server {
 	char name[REX_CM_ADDRESS_LEN];
 	struct bc_devices devices;
 	struct session *sessions;
-	unsigned active; /* sessions in a run: the loop busy-polls */
+	unsigned active; /* sessions busy-polled (set_active()) */
 	unsigned long numbered, open, served, failed, rejected;
 	uint64_t messages, runs;
 	bool stopping, stopped;
@@ -195,10 +196,19 @@ static int pool_access(unsigned ops)
 }
 /* [access] */
 
+/* A run is on (START to DONE). The server busy-polls only the runs that
+ * need it: latency answers, and receives to repost (SEND, WRITE WITH IMM).
+ * A WRITE or READ bandwidth run needs no CPU of ours, and on Soft-RoCE the
+ * CPU is the NIC: polling for nothing would take it from the device. */
 static void set_active(struct session *ss, bool active)
 {
-	if (ss->active != active)
-		ss->server->active += active ? 1 : (unsigned)-1;
+	const struct bench_hello *h = &ss->hello;
+	bool busy = active && (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND ||
+	                       h->op == BENCH_OP_WRITE_IMM);
+
+	if (ss->busy != busy)
+		ss->server->active += busy ? 1 : (unsigned)-1;
+	ss->busy = busy;
 	ss->active = active;
 }
 
@@ -709,7 +719,7 @@ static int run_loop(struct server *s)
 		}
 		for (ss = s->sessions; ss; ss = next) {
 			next = ss->next; /* a release is a task of the loop: the list holds */
-			if (!ss->active)
+			if (!ss->busy)
 				continue;
 			poll_session(ss);
 			if (ss->active && ss->hello.op == BENCH_OP_WRITE &&
