@@ -1093,12 +1093,31 @@ static double cpu_seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
+/* Busy polling: while a size runs, the CQs raise no events (an armed CQ
+ * makes the device signal the completion channel for a completion we poll
+ * anyway: on Soft-RoCE, kernel work on the CPU that is also the NIC). After
+ * it, armed again and polled once, for the control messages. */
+static void set_busy_polled(struct client *cl, bool busy)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->o.qps; i++) {
+		struct qp *q = &cl->qps[i];
+
+		q->conn.lcq.busy_polled = busy;
+		if (!busy && q->conn.state == REX_STATE_ESTABLISHED) {
+			rex_loop_cq_arm(&q->conn.lcq);
+			qp_step(q);
+		}
+	}
+}
+
 /* [run-size] */
 static int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 {
 	const struct options *o = &cl->o;
 	struct rusage r0, r1;
-	uint64_t t0, t1, end = 0;
+	uint64_t t0 = 0, t1 = 0, end = 0;
 	double peak = 0;
 	size_t kept = 0;
 	uint64_t n = o->duration > 0 ? 0 : o->iters;
@@ -1107,12 +1126,14 @@ static int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	ret = start_size(cl, size);
 	if (ret)
 		return ret;
+	if (!o->events)
+		set_busy_polled(cl, true);
 	/* Warm-up: the same path, untimed. */
 	if (o->warmup)
 		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, o->warmup, 0, &peak)
 		                               : run_lat(cl, o->warmup, 0, false, &kept);
 	if (ret)
-		return ret;
+		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = now_ns();
 	if (o->duration > 0)
@@ -1121,6 +1142,9 @@ static int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, true, &kept);
 	t1 = now_ns();
 	getrusage(RUSAGE_SELF, &r1);
+out_events:
+	if (!o->events)
+		set_busy_polled(cl, false);
 	if (ret)
 		return ret;
 

@@ -197,14 +197,16 @@ static int pool_access(unsigned ops)
 /* [access] */
 
 /* A run is on (START to DONE). The server busy-polls only the runs that
- * need it: latency answers, and receives to repost (SEND, WRITE WITH IMM).
- * A WRITE or READ bandwidth run needs no CPU of ours, and on Soft-RoCE the
- * CPU is the NIC: polling for nothing would take it from the device. */
+ * need it: latency answers (SEND and WRITE ping-pong), and receives to
+ * repost (SEND, WRITE WITH IMM). A READ, or a WRITE bandwidth run, needs no
+ * CPU of ours, and on Soft-RoCE the CPU is the NIC: polling for nothing
+ * would take it from the device (perftest's server sleeps then too). */
 static void set_active(struct session *ss, bool active)
 {
 	const struct bench_hello *h = &ss->hello;
-	bool busy = active && (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND ||
-	                       h->op == BENCH_OP_WRITE_IMM);
+	bool busy =
+	    active && h->op != BENCH_OP_READ &&
+	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
 
 	if (ss->busy != busy)
 		ss->server->active += busy ? 1 : (unsigned)-1;
