@@ -605,6 +605,8 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 		 * first poll and the arming raised no event, and would wait
 		 * unseen until the next one. */
 		lcq->fn(loop, lcq);
+		if (lcq->busy_polled)
+			continue;     /* its owner polls it: no more events wanted */
 		rex_loop_cq_arm(lcq); /* on failure, lcq->error tells fn the CQ is deaf */
 		lcq->fn(loop, lcq);
 	}

@@ -170,6 +170,11 @@ struct rex_loop_cq {
 	void *arg;            /**< for fn's use */
 	unsigned int unacked; /**< events taken and not yet acknowledged */
 	int error;            /**< 0, or the negative errno with which arming failed */
+	/** The owner busy-polls this CQ for now: after an event the loop calls
+	 *  fn once and does not arm the CQ again, so the device raises no more
+	 *  events for it. Clear it, then rex_loop_cq_arm() and poll once, to
+	 *  have events again. */
+	bool busy_polled;
 };
 
 /** Events a CQ collects before the loop acknowledges them in one call. */

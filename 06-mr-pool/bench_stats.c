@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_stats.c: latency statistics, and the table, CSV and JSON the
+ * client writes (see bench_stats.h).
+ */
+#include "bench_stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "bench_wire.h"
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest sample with at least p * n samples at or below it. */
+static double nearest_rank(const double *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p * (double)n);
+
+	return n == 0 ? 0 : sorted[rank ? rank - 1 : 0];
+}
+
+/* [lat-summary] */
+void bench_lat_summarize(double *us, size_t n, struct bench_lat *out)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	*out = (struct bench_lat){0};
+	qsort(us, n, sizeof(*us), compare_double);
+	/* As perftest: the two largest samples go (a page fault, a timer). */
+	if (n > 2)
+		n -= 2;
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		sum += us[i];
+	out->avg = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (us[i] - out->avg) * (us[i] - out->avg);
+	out->n = n;
+	out->min = us[0];
+	out->max = us[n - 1];
+	out->typical = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+	out->stdev = sqrt(sq / (double)n);
+	out->p99 = nearest_rank(us, n, 0.99);
+	out->p999 = nearest_rank(us, n, 0.999);
+}
+/* [lat-summary] */
+
+void bench_print_header(FILE *f, unsigned mode)
+{
+	fprintf(f, "%s\n", mode == BENCH_MODE_BW ? BENCH_BW_HEADER : BENCH_LAT_HEADER);
+}
+
+void bench_print_row(FILE *f, const struct bench_row *r)
+{
+	if (r->mode == BENCH_MODE_BW)
+		fprintf(
+		    f, " %-7" PRIu64 "  %-11" PRIu64 "  %-16.2f  %-19.2f  %-13.6f  %-11.3f  %.3f\n",
+		    r->bytes, r->iterations, r->bw_peak_mib_s, r->bw_avg_mib_s, r->msg_rate_mpps,
+		    r->cpu_user_s, r->cpu_sys_s);
+	else
+		fprintf(f,
+		        " %-7" PRIu64 "  %-11" PRIu64
+		        "  %-11.2f  %-11.2f  %-15.2f  %-11.2f  %-13.2f  "
+		        "%-20.2f  %-22.2f  %-11.3f  %.3f\n",
+		        r->bytes, r->iterations, r->lat.min, r->lat.max, r->lat.typical, r->lat.avg,
+		        r->lat.stdev, r->lat.p99, r->lat.p999, r->cpu_user_s, r->cpu_sys_s);
+}
+
+void bench_csv_row(FILE *f, const struct bench_row *r)
+{
+	fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%u,%u,", bench_op_name(r->op),
+	        bench_mode_name(r->mode), r->bytes, r->iterations, r->qps, r->depth);
+	if (r->mode == BENCH_MODE_BW)
+		fprintf(f, "%.3f,%.3f,%.6f,,,,,,,,", r->bw_peak_mib_s, r->bw_avg_mib_s,
+		        r->msg_rate_mpps);
+	else
+		fprintf(f, ",,,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", r->lat.min, r->lat.max,
+		        r->lat.typical, r->lat.avg, r->lat.stdev, r->lat.p99, r->lat.p999);
+	fprintf(f, "%.6f,%.6f,%.6f,%s\n", r->cpu_user_s, r->cpu_sys_s, r->seconds,
+	        r->verified ? "true" : "false");
+}
+
+/* [json] */
+int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_row *rows, size_t n)
+{
+	size_t i;
+
+	/* Names and values are ours (no quotes or backslashes in them), so
+	 * no escaping is needed; every key is quoted, every number finite. */
+	fprintf(f,
+	        "{\"program\": \"%s\", \"date\": \"%s\", \"device\": \"%s\", \"op\": \"%s\", "
+	        "\"mode\": \"%s\", \"qps\": %u, \"depth\": %u, \"signal_every\": %u, "
+	        "\"inline\": %u, \"polling\": \"%s\", \"results\": [",
+	        run->program, run->date, run->device, bench_op_name(run->op),
+	        bench_mode_name(run->mode), run->qps, run->depth, run->signal_every,
+	        run->inline_size, run->events ? "events" : "busy");
+	for (i = 0; i < n; i++) {
+		const struct bench_row *r = &rows[i];
+
+		fprintf(f, "%s\n  {\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", ",
+		        i ? "," : "", r->bytes, r->iterations);
+		if (r->mode == BENCH_MODE_BW)
+			fprintf(f,
+			        "\"bw_peak_mib_s\": %.3f, \"bw_avg_mib_s\": %.3f, "
+			        "\"msg_rate_mpps\": %.6f, ",
+			        r->bw_peak_mib_s, r->bw_avg_mib_s, r->msg_rate_mpps);
+		else
+			fprintf(f,
+			        "\"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
+			        "\"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, \"t_p99_us\": %.3f, "
+			        "\"t_p999_us\": %.3f, ",
+			        r->lat.min, r->lat.max, r->lat.typical, r->lat.avg, r->lat.stdev,
+			        r->lat.p99, r->lat.p999);
+		fprintf(f,
+		        "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"seconds\": %.6f, "
+		        "\"verified\": %s}",
+		        r->cpu_user_s, r->cpu_sys_s, r->seconds, r->verified ? "true" : "false");
+	}
+	fprintf(f, "\n]}\n");
+	return ferror(f) ? -EIO : 0;
+}
+/* [json] */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_stats.h: the benchmark's numbers and how they are printed: the
+ * perftest-like table, JSON and CSV. Everything in floating point (perftest
+ * keeps its latency deviation in an int, so under 1 us it prints 0).
+ */
+#ifndef BENCH_STATS_H
+#define BENCH_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Latency of a run, in microseconds, as perftest reports it: the two
+ * largest samples are dropped first (when there are more than two). */
+struct bench_lat {
+	size_t n; /* samples kept */
+	double min, max, typical /* median */, avg, stdev, p99, p999;
+};
+
+/* Sort \p us (n samples, in microseconds) in place and summarize them. */
+void bench_lat_summarize(double *us, size_t n, struct bench_lat *out);
+
+/* One row of results: one size of one op in one mode. */
+struct bench_row {
+	unsigned op, mode;
+	uint64_t bytes, iterations;
+	unsigned qps, depth;
+	double bw_peak_mib_s, bw_avg_mib_s, msg_rate_mpps; /* bandwidth mode */
+	struct bench_lat lat;                              /* latency mode */
+	double cpu_user_s, cpu_sys_s, seconds;
+	bool verified;
+};
+
+/* What every row of a run shares, for the JSON. */
+struct bench_run {
+	const char *program, *device, *date;
+	unsigned op, mode, qps, depth, signal_every, inline_size;
+	bool events;
+};
+
+#define BENCH_BW_HEADER                                                                            \
+	" #bytes  #iterations  BW peak[MiB/sec]  BW average[MiB/sec]  MsgRate[Mpps]  CPU user[s] " \
+	" "                                                                                        \
+	"CPU sys[s]"
+#define BENCH_LAT_HEADER                                                                           \
+	" #bytes  #iterations  t_min[usec]  t_max[usec]  t_typical[usec]  t_avg[usec]  "           \
+	"t_stdev[usec]  99% percentile[usec]  99.9% percentile[usec]  CPU user[s]  CPU sys[s]"
+#define BENCH_CSV_HEADER                                                                           \
+	"op,mode,bytes,iterations,qps,depth,bw_peak_mib_s,bw_avg_mib_s,msg_rate_mpps,t_min_us,"    \
+	"t_max_us,t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,cpu_user_s,cpu_sys_s,"       \
+	"seconds,verified"
+
+/* The table's header for \p mode, and one row under it. */
+void bench_print_header(FILE *f, unsigned mode);
+void bench_print_row(FILE *f, const struct bench_row *r);
+/* One CSV line for \p r (the header is BENCH_CSV_HEADER). */
+void bench_csv_row(FILE *f, const struct bench_row *r);
+/* The whole JSON document. Returns 0, or -EIO when writing failed. */
+int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_row *rows, size_t n);
+
+#endif /* BENCH_STATS_H */

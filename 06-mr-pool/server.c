@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file 06-mr-pool/server.c
+ * \brief Chapter 06, the benchmark's server: the target of 06-mr-pool-client's
+ *        SENDs, WRITEs, WRITEs WITH IMM and READs, its memory one pool
+ *        registered once.
+ *
+ * What it shows: chapter 05's event loop serving many connections, each
+ * handed one buffer of a pool (common/rex_pool.h) registered once, at the
+ * first connection, with exactly the access the served ops need; a client
+ * whose parameters the server was not started for is rejected with a reason
+ * both sides print; the data is checked after each timed run, never during.
+ *
+ *     build/bin/06-mr-pool-server [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS]
+ *
+ * OPS is a comma list of send, write, write_imm, read (default all). It
+ * serves client runs until SIGINT or SIGTERM, then drains, releases
+ * everything, prints its totals and exits 0 (1 when the server itself
+ * failed; 2 bad command line; 77 no RDMA device).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "bench_conn.h"
+#include "bench_wire.h"
+#include "rex_device.h"
+#include "rex_error.h"
+#include "rex_loop.h"
+#include "rex_options.h"
+#include "rex_pool.h"
+
+/* [constants] */
+#define PROGRAM "06-mr-pool-server"
+
+#define DEFAULT_MAX_SIZE (8u << 20) /* -s: the sweep's largest message */
+/* Buffers in the pool: connections served at once. The pool is
+ * SERVER_BUFFERS * MAX_SIZE bytes of pinned memory (64 MiB by default). */
+#define SERVER_BUFFERS 8
+/* Receives kept posted when nothing more is needed: control messages and
+ * latency pings. Bandwidth SEND and WRITE WITH IMM: twice the client's
+ * window and a margin, so the client never meets "receiver not ready". */
+#define SERVER_SMALL_RECVS 16
+#define SERVER_SENDS       16 /* control messages and latency answers */
+/* While a run is on, rounds of polling between two looks at the loop
+ * (signals, CM events): a few hundred microseconds. */
+#define SERVER_POLLS_PER_LOOP 4096
+#define LISTEN_BACKLOG        64
+/* [constants] */
+
+struct server;
+
+struct session {
+	struct bc_conn conn; /* first: the connection's callbacks get &conn */
+	struct server *server;
+	unsigned long number;
+	struct bench_hello hello;
+	uint8_t *mem;            /* its pool buffer */
+	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
+	uint32_t recv_depth;
+	bool active; /* between START and DONE */
+	bool busy;   /* and the server busy-polls it */
+	uint32_t size;
+	uint64_t echo; /* latency answers in this run */
+	uint64_t messages, runs, bad_runs;
+	struct session *prev, *next;
+};
+
+struct server {
+	const char *addr;
+	uint16_t port;
+	uint32_t max_size;
+	unsigned ops;
+	bool verbose;
+	struct rex_loop *loop;
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *listener;
+	char name[REX_CM_ADDRESS_LEN];
+	struct bc_devices devices;
+	struct session *sessions;
+	unsigned active; /* sessions busy-polled (set_active()) */
+	unsigned long numbered, open, served, failed, rejected;
+	uint64_t messages, runs;
+	bool stopping, stopped;
+	int status;
+};
+
+static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
+static void session_released(struct bc_conn *c);
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-v] [-h]\n"
+	        "Serve 06-mr-pool-client runs until SIGINT or SIGTERM.\n"
+	        "  -B ADDR      address to bind (default: all)\n"
+	        "  -p PORT      port (default %u)\n"
+	        "  -s MAX_SIZE  largest message a client may use, K/M suffixes (default %u);\n"
+	        "               the pool registers %u buffers of it\n"
+	        "  -o OPS       ops served, a comma list of send, write, write_imm, read, or all\n"
+	        "               (default all); memory is registered for exactly these\n"
+	        "  -v           debug lines to stderr\n"
+	        "  -h           this help\n",
+	        PROGRAM, REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
+}
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROGRAM);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return REX_OPTIONS_BAD;
+}
+
+static int parse_command_line(struct server *s, int argc, char **argv)
+{
+	uint64_t v;
+	int opt, ops;
+
+	rex_error_set_hint_hook(rex_options_hint);
+	s->port = REX_DEFAULT_PORT;
+	s->max_size = DEFAULT_MAX_SIZE;
+	s->ops = BENCH_OPS_ALL;
+	opterr = 0;
+	while ((opt = getopt(argc, argv, ":B:p:s:o:vh")) != -1) {
+		switch (opt) {
+		case 'B':
+			s->addr = optarg;
+			break;
+		case 'p':
+			if (rex_parse_uint(optarg, 1, 65535, &v))
+				return bad_usage("-p %s: out of range (1..65535)", optarg);
+			s->port = (uint16_t)v;
+			break;
+		case 's':
+			if (rex_parse_size(optarg, 1, BENCH_MAX_SIZE, &v))
+				return bad_usage("-s %s: not a size in 1..128M", optarg);
+			s->max_size = (uint32_t)v;
+			break;
+		case 'o':
+			ops = bench_ops_parse(optarg);
+			if (ops <= 0)
+				return bad_usage(
+				    "-o %s: not a list of send, write, write_imm, read", optarg);
+			s->ops = (unsigned)ops;
+			break;
+		case 'v':
+			s->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return REX_OPTIONS_HELP;
+		case ':':
+			return bad_usage("-%s: needs a value", (char[]){(char)optopt, 0});
+		default:
+			return bad_usage("-%s: unknown option", (char[]){(char)optopt, 0});
+		}
+	}
+	if (optind < argc)
+		return bad_usage("%s: unexpected argument", argv[optind]);
+	return REX_OPTIONS_OK;
+}
+
+/* [access] */
+/* Least privilege: the pool gets the access the served ops need, no more. */
+static int pool_access(unsigned ops)
+{
+	int access = 0;
+
+	if (ops & (1u << BENCH_OP_SEND))
+		access |= IBV_ACCESS_LOCAL_WRITE; /* receives land in it */
+	if (ops & (1u << BENCH_OP_WRITE | 1u << BENCH_OP_WRITE_IMM))
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (ops & (1u << BENCH_OP_READ))
+		access |= IBV_ACCESS_REMOTE_READ;
+	return access;
+}
+/* [access] */
+
+/* A run is on (START to DONE). The server busy-polls only the runs that
+ * need it: latency answers (SEND and WRITE ping-pong), and receives to
+ * repost (SEND, WRITE WITH IMM). A READ, or a WRITE bandwidth run, needs no
+ * CPU of ours, and on Soft-RoCE the CPU is the NIC: polling for nothing
+ * would take it from the device (perftest's server sleeps then too). */
+static void set_active(struct session *ss, bool active)
+{
+	const struct bench_hello *h = &ss->hello;
+	bool busy =
+	    active && h->op != BENCH_OP_READ &&
+	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
+
+	if (ss->busy != busy)
+		ss->server->active += busy ? 1 : (unsigned)-1;
+	ss->busy = busy;
+	ss->active = active;
+}
+
+static void stop_when_idle(struct server *s)
+{
+	if (s->stopping && s->open == 0)
+		s->stopped = true;
+}
+
+static void shut_down(struct server *s, const char *why)
+{
+	struct session *ss;
+
+	s->stopping = true;
+	printf("server: %s: no new connections; closing %lu open\n", why, s->open);
+	if (s->listener && rdma_destroy_id(s->listener))
+		rex_report_errno("rdma_destroy_id", errno);
+	s->listener = NULL;
+	for (ss = s->sessions; ss; ss = ss->next)
+		bc_conn_close(&ss->conn, false);
+	stop_when_idle(s);
+}
+
+static void on_signal(struct rex_loop *loop, int signo, void *arg)
+{
+	struct server *s = arg;
+
+	(void)loop;
+	if (s->stopping) {
+		fprintf(stderr, "server: signal %d again: leaving at once, without draining\n",
+		        signo);
+		_exit(REX_EXIT_FAILURE);
+	}
+	shut_down(s, signo == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+static void reject(struct server *s, struct rdma_cm_id *id, const char *peer,
+                   const struct bench_reject *r)
+{
+	uint8_t data[BENCH_REJECT_LEN];
+	char why[128];
+
+	s->rejected++;
+	printf("server: rejecting %s: %s\n", peer, bench_reject_format(r, why, sizeof(why)));
+	bench_reject_encode(r, data);
+	if (rdma_reject(id, data, sizeof(data)))
+		rex_report_errno("rdma_reject", errno);
+	if (rdma_destroy_id(id))
+		rex_report_errno("rdma_destroy_id", errno);
+}
+
+/* [pool] */
+/* The device's pool, registered once at its first connection. */
+static struct rex_pool *device_pool(struct server *s, struct bc_device *dev)
+{
+	struct rex_pool_attr attr = {
+	    .buf_size = s->max_size, .count = SERVER_BUFFERS, .access = pool_access(s->ops)};
+
+	if (!dev->pool) {
+		dev->pool = rex_pool_create(dev->pd, &attr);
+		if (dev->pool)
+			printf("server: pool on %s: %u buffers of %" PRIu32
+			       " bytes, one registration\n",
+			       ibv_get_device_name(dev->verbs->device), SERVER_BUFFERS,
+			       s->max_size);
+	}
+	return dev->pool;
+}
+/* [pool] */
+
+/* [connect-request] */
+static void on_connect_request(struct server *s, struct rdma_cm_id *id,
+                               const struct rex_cm_event *ev)
+{
+	char peer[REX_CM_ADDRESS_LEN], why[BENCH_WHY_SIZE];
+	struct bench_reject rej = {0};
+	struct bench_hello h;
+	struct bench_accept acc;
+	uint8_t data[BENCH_ACCEPT_LEN];
+	struct rdma_conn_param param = {
+	    .private_data = data, .private_data_len = sizeof(data), .rnr_retry_count = 6};
+	struct bc_device *dev;
+	struct session *ss;
+	bool bw_recvs;
+
+	rex_cm_format_address(rdma_get_peer_addr(id), peer, sizeof(peer));
+	/* The hello decides what we register and post: check it first. */
+	if (bench_hello_decode(ev->private_data, ev->private_data_len, &h, why, sizeof(why))) {
+		fprintf(stderr, "server: %s: bad hello: %s\n", peer, why);
+		rej.reason = BENCH_REJECT_HELLO;
+		goto out_reject;
+	}
+	if (!(s->ops & (1u << h.op))) {
+		rej = (struct bench_reject){BENCH_REJECT_OP, h.op, s->ops};
+		goto out_reject;
+	}
+	if (h.max_size > s->max_size) {
+		rej = (struct bench_reject){BENCH_REJECT_SIZE, h.max_size, s->max_size};
+		goto out_reject;
+	}
+	if (h.mode == BENCH_MODE_LAT && h.op != BENCH_OP_READ && h.op != BENCH_OP_SEND &&
+	    (h.addr == 0 || h.addr + h.max_size < h.addr)) {
+		fprintf(stderr, "server: %s: bad hello: no buffer for the answers\n", peer);
+		rej.reason = BENCH_REJECT_HELLO;
+		goto out_reject;
+	}
+	dev = bc_device_get(&s->devices, id->verbs);
+	if (!dev || !device_pool(s, dev)) {
+		rej.reason = BENCH_REJECT_BUSY;
+		goto out_reject;
+	}
+	bw_recvs = h.mode == BENCH_MODE_BW && (h.op == BENCH_OP_SEND || h.op == BENCH_OP_WRITE_IMM);
+	if (bw_recvs && (int)(2 * h.depth + 8) > dev->attr.max_qp_wr) {
+		rej = (struct bench_reject){BENCH_REJECT_DEPTH, h.depth,
+		                            (uint64_t)(dev->attr.max_qp_wr - 8) / 2};
+		goto out_reject;
+	}
+	ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		rex_report_errno("calloc", errno);
+		rej.reason = BENCH_REJECT_BUSY;
+		goto out_reject;
+	}
+	ss->conn.buf = rex_pool_get(dev->pool);
+	ss->conn.pool = dev->pool;
+	if (!ss->conn.buf) { /* back-pressure: every buffer is serving someone */
+		free(ss);
+		rej = (struct bench_reject){BENCH_REJECT_BUSY, 0, SERVER_BUFFERS};
+		goto out_reject;
+	}
+	ss->server = s;
+	ss->hello = h;
+	ss->number = ++s->numbered;
+	ss->mem = ss->conn.buf->addr;
+	ss->next = s->sessions;
+	if (s->sessions)
+		s->sessions->prev = ss;
+	s->sessions = ss;
+	s->open++;
+	bc_conn_init(&ss->conn, s->loop, "server", id, REX_STATE_CONNECTING, session_released);
+	snprintf(ss->conn.name, sizeof(ss->conn.name), "connection %lu from %s", ss->number, peer);
+
+	/* Receives before the accept: zero-length ones for control messages
+	 * and WRITE WITH IMM, the buffer itself for SEND. */
+	ss->recv_depth = bw_recvs ? 2 * h.depth + 8 : SERVER_SMALL_RECVS;
+	ss->recv_sge = (struct ibv_sge){
+	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->conn.buf->lkey};
+	if (bc_conn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
+	                          on_completions) ||
+	    bc_conn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+	                       ss->recv_depth))
+		goto out_close;
+
+	acc = (struct bench_accept){.addr = (uintptr_t)ss->mem,
+	                            .rkey = ss->conn.buf->rkey,
+	                            .length = s->max_size,
+	                            .recv_depth = ss->recv_depth};
+	bench_accept_encode(&acc, data);
+	/* READ: serve as many at once as the device allows; rdma_accept()
+	 * lowers it to what the client asked for. */
+	if (h.op == BENCH_OP_READ)
+		param.responder_resources =
+		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
+	if (rdma_accept(id, &param)) {
+		rex_report_errno("rdma_accept", errno);
+		goto out_close;
+	}
+	printf("server: %s: %s %s, connection %u of %u, up to %" PRIu32 " bytes, depth %" PRIu32
+	       ": accepting\n",
+	       ss->conn.name, bench_op_name(h.op), bench_mode_name(h.mode), h.qp_index + 1u, h.qps,
+	       h.max_size, h.depth);
+	return;
+
+out_close:
+	bc_conn_close(&ss->conn, true);
+	return;
+out_reject:
+	reject(s, id, peer, &rej);
+}
+/* [connect-request] */
+
+/* [answer] */
+/* Latency: answer a ping with the same bytes, from our buffer. */
+static int answer(struct session *ss, uint32_t len)
+{
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->conn.buf->lkey};
+	struct ibv_send_wr wr = {
+	    .wr_id = bc_conn_number(&ss->conn),
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .send_flags = IBV_SEND_SIGNALED,
+	};
+
+	if (ss->hello.op == BENCH_OP_SEND) {
+		wr.opcode = IBV_WR_SEND;
+	} else {
+		wr.opcode =
+		    ss->hello.op == BENCH_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htobe32(bench_ctrl_imm(BENCH_CTRL_DATA, 0));
+		wr.wr.rdma.remote_addr = ss->hello.addr;
+		wr.wr.rdma.rkey = ss->hello.rkey;
+	}
+	ss->echo++;
+	return bc_conn_post_chain(&ss->conn, &wr);
+}
+/* [answer] */
+
+/* [verify] */
+/* DONE: check what the run left in our buffer, after the timed region. */
+static uint32_t verify(struct session *ss)
+{
+	const struct bench_hello *h = &ss->hello;
+	size_t len = ss->size, off;
+
+	if (h->op == BENCH_OP_READ)
+		return BENCH_RESULT_NA; /* the client checks what it read */
+	if (h->op == BENCH_OP_WRITE && h->mode == BENCH_MODE_LAT)
+		len--; /* the last byte is the ping's tag */
+	off = bench_pattern_check(ss->mem, len, bench_seed(h->qp_index, ss->size, 0));
+	if (off == len)
+		return 0;
+	fprintf(stderr, "server: %s: %s of %" PRIu32 " bytes: data differs at offset %zu\n",
+	        ss->conn.name, bench_op_name(h->op), ss->size, off);
+	ss->bad_runs++;
+	return 1 + (uint32_t)(off < BENCH_CTRL_VALUE_MAX - 2 ? off : BENCH_CTRL_VALUE_MAX - 2);
+}
+/* [verify] */
+
+/* [control] */
+static int control(struct session *ss, uint32_t imm)
+{
+	const struct bench_hello *h = &ss->hello;
+	uint32_t value = bench_ctrl_value(imm);
+
+	switch (bench_ctrl_type(imm)) {
+	case BENCH_CTRL_START:
+		if (ss->active || value < 1 || value > h->max_size)
+			break;
+		ss->size = value;
+		ss->echo = 0;
+		/* Outside the timed region: the pattern a READ fetches, the
+		 * byte a WRITE ping will change. */
+		if (h->op == BENCH_OP_READ)
+			bench_pattern_fill(ss->mem, value, bench_seed(h->qp_index, value, 1));
+		else
+			memset(ss->mem, 0, value);
+		set_active(ss, true);
+		return bc_conn_post_ctrl(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
+	case BENCH_CTRL_DONE:
+		if (!ss->active)
+			break;
+		set_active(ss, false);
+		ss->runs++;
+		ss->server->runs++;
+		return bc_conn_post_ctrl(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+	default:
+		break;
+	}
+	fprintf(stderr, "server: %s: unexpected control message 0x%08" PRIx32 "%s\n", ss->conn.name,
+	        imm, ss->active ? " during a run" : "");
+	return -EPROTO;
+}
+/* [control] */
+
+/* [handle-completion] */
+static int handle_completion(struct session *ss, const struct ibv_wc *wc)
+{
+	const struct bench_hello *h = &ss->hello;
+	uint32_t imm = be32toh(wc->imm_data);
+	bool data;
+
+	if (bc_wr_kind(wc->wr_id) != BC_WR_RECV)
+		return 0; /* a send is done: the books are kept already */
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
+	else if (wc->wc_flags & IBV_WC_WITH_IMM)
+		return control(ss, imm);
+	else
+		data = h->op == BENCH_OP_SEND && wc->byte_len == ss->size;
+	if (!data || !ss->active) {
+		fprintf(stderr, "server: %s: unexpected %s of %" PRIu32 " bytes%s\n", ss->conn.name,
+		        wc->opcode == IBV_WC_RECV ? "SEND" : "WRITE WITH IMM", wc->byte_len,
+		        ss->active ? "" : " outside a run");
+		return -EPROTO;
+	}
+	ss->messages++;
+	ss->server->messages++;
+	return h->mode == BENCH_MODE_LAT ? answer(ss, ss->size) : 0;
+}
+
+static void poll_session(struct session *ss)
+{
+	struct bc_conn *c = &ss->conn;
+	struct ibv_wc wc[BC_WC_BATCH];
+	int good, taken, i;
+	unsigned reposts;
+
+	do {
+		good = bc_conn_poll(c, wc, BC_WC_BATCH, &taken);
+		reposts = 0;
+		for (i = 0; i < good && c->state == REX_STATE_ESTABLISHED; i++) {
+			reposts += bc_wr_kind(wc[i].wr_id) == BC_WR_RECV;
+			if (handle_completion(ss, &wc[i]))
+				bc_conn_close(c, true);
+		}
+		/* The receives taken go back in one chain. */
+		if (reposts && c->state == REX_STATE_ESTABLISHED &&
+		    bc_conn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+		                       reposts))
+			bc_conn_close(c, true);
+	} while (taken == BC_WC_BATCH);
+	if (c->state != REX_STATE_ESTABLISHED)
+		set_active(ss, false);
+}
+
+static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
+{
+	(void)loop;
+	poll_session(lcq->arg);
+}
+/* [handle-completion] */
+
+/* [write-latency] */
+/* WRITE latency, as perftest: the ping is seen by its last byte changing
+ * in memory, not by a completion; the answer is a WRITE back. */
+static void poll_memory(struct session *ss)
+{
+	const volatile uint8_t *last = ss->mem + ss->size - 1;
+
+	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
+		bc_conn_close(&ss->conn, true);
+}
+/* [write-latency] */
+
+static void on_connection_event(struct session *ss, const struct rex_cm_event *ev)
+{
+	struct bc_conn *c = &ss->conn;
+
+	rex_debug(ss->server->verbose, "server", "%s: %s in state %s", c->name,
+	          rdma_event_str(ev->type), rex_state_name(c->state));
+	switch (ev->type) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (c->state == REX_STATE_CONNECTING)
+			bc_conn_established(c);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		bc_conn_take_completions(c);
+		if (ss->active && c->state != REX_STATE_DRAINING) {
+			fprintf(stderr, "server: %s: the client left in the middle of a run\n",
+			        c->name);
+			c->failed = true;
+		}
+		set_active(ss, false);
+		bc_conn_disconnected(c);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		fprintf(stderr, "server: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
+		        ev->status);
+		bc_conn_close(c, true);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		fprintf(stderr, "server: %s: its device went away\n", c->name);
+		c->cq_dead = true;
+		bc_conn_close(c, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
+{
+	struct server *s = arg;
+	struct rex_cm_event ev;
+	int n, ret = 0;
+	char peer[REX_CM_ADDRESS_LEN];
+
+	(void)loop;
+	(void)events;
+	for (n = 0; n < BC_CM_BUDGET && (ret = bc_cm_next(s->channel, &ev)) > 0; n++) {
+		if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			if (s->stopping) {
+				rex_cm_format_address(rdma_get_peer_addr(ev.id), peer,
+				                      sizeof(peer));
+				reject(s, ev.id, peer,
+				       &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
+			} else {
+				on_connect_request(s, ev.id, &ev);
+			}
+		} else if (ev.id->context) {
+			on_connection_event(ev.id->context, &ev);
+		} else {
+			fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev.type));
+		}
+	}
+	if (ret < 0 && !s->stopping) {
+		s->status = REX_EXIT_FAILURE;
+		shut_down(s, "the CM event channel failed");
+	}
+}
+
+static void session_released(struct bc_conn *c)
+{
+	struct session *ss = (struct session *)c;
+	struct server *s = ss->server;
+
+	set_active(ss, false);
+	if (ss->prev)
+		ss->prev->next = ss->next;
+	else
+		s->sessions = ss->next;
+	if (ss->next)
+		ss->next->prev = ss->prev;
+	s->open--;
+	s->served++;
+	if (c->failed || c->drain_cut || ss->bad_runs)
+		s->failed++;
+	printf("server: %s: closed: %" PRIu64 " runs, %" PRIu64 " messages received%s\n", c->name,
+	       ss->runs, ss->messages,
+	       ss->bad_runs                ? ", data differed"
+	       : c->failed || c->drain_cut ? ", failed"
+	                                   : "");
+	free(ss);
+	stop_when_idle(s);
+}
+
+static int create_loop(struct server *s)
+{
+	static const int signals[] = {SIGINT, SIGTERM};
+
+	s->loop = rex_loop_create();
+	if (!s->loop)
+		return -errno;
+	s->devices.loop = s->loop;
+	s->devices.who = "server";
+	return rex_loop_add_signals(s->loop, signals, 2, on_signal, s);
+}
+
+/* [listen] */
+static int listen_for_clients(struct server *s)
+{
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_family = AF_INET,
+	                         .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res;
+	char port[8], ops[48];
+	int ret;
+
+	snprintf(port, sizeof(port), "%u", (unsigned)s->port);
+	ret = getaddrinfo(s->addr, port, &hints, &res);
+	if (ret) {
+		rex_errorf("getaddrinfo %s: %s", s->addr ? s->addr : "(any)", gai_strerror(ret));
+		return -EINVAL;
+	}
+	s->channel = rdma_create_event_channel();
+	if (!s->channel) {
+		ret = -errno;
+		rex_report_errno("rdma_create_event_channel", errno);
+		goto out_free;
+	}
+	ret = rex_cm_channel_nonblocking(s->channel);
+	if (ret)
+		goto out_free;
+	if (rdma_create_id(s->channel, &s->listener, NULL, RDMA_PS_TCP)) {
+		ret = -errno;
+		rex_report_errno("rdma_create_id", errno);
+		goto out_free;
+	}
+	if (rdma_bind_addr(s->listener, res->ai_addr)) {
+		ret = -errno;
+		rex_report_errno("rdma_bind_addr", errno);
+		goto out_free;
+	}
+	if (rdma_listen(s->listener, LISTEN_BACKLOG)) {
+		ret = -errno;
+		rex_report_errno("rdma_listen", errno);
+		goto out_free;
+	}
+	ret = rex_loop_add_fd(s->loop, s->channel->fd, EPOLLIN, on_cm_events, s);
+	if (ret)
+		goto out_free;
+	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
+	printf("server: listening on %s: ops %s, messages up to %" PRIu32 " bytes\n", s->name,
+	       bench_ops_format(s->ops, ops, sizeof(ops)), s->max_size);
+out_free:
+	freeaddrinfo(res);
+	return ret;
+}
+/* [listen] */
+
+/* [run] */
+/* Sleep in the loop while no run is on; busy-poll the running sessions
+ * while one is, looking at the loop (signals, CM events) every few
+ * thousand rounds. */
+static int run_loop(struct server *s)
+{
+	struct session *ss, *next;
+	unsigned polls = 0;
+	int ret = 0;
+
+	while (!s->stopped && ret >= 0) {
+		if (s->active == 0) {
+			ret = rex_loop_run_once(s->loop, -1);
+			continue;
+		}
+		for (ss = s->sessions; ss; ss = next) {
+			next = ss->next; /* a release is a task of the loop: the list holds */
+			if (!ss->busy)
+				continue;
+			poll_session(ss);
+			if (ss->active && ss->hello.op == BENCH_OP_WRITE &&
+			    ss->hello.mode == BENCH_MODE_LAT)
+				poll_memory(ss);
+		}
+		if (++polls % SERVER_POLLS_PER_LOOP == 0)
+			ret = rex_loop_run_once(s->loop, 0);
+	}
+	if (ret < 0)
+		s->status = REX_EXIT_FAILURE;
+	return ret < 0 ? ret : 0;
+}
+/* [run] */
+
+static int release_everything(struct server *s)
+{
+	int ret = 0;
+
+	if (s->listener && rdma_destroy_id(s->listener)) {
+		ret = -errno;
+		rex_report_errno("rdma_destroy_id", errno);
+	}
+	if (s->open == 0 && bc_devices_release(&s->devices) == 0 && ret == 0)
+		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
+	else
+		ret = ret ? ret : -EBUSY;
+	if (s->channel) {
+		if (s->loop)
+			rex_loop_remove_fd(s->loop, s->channel->fd);
+		rdma_destroy_event_channel(s->channel);
+	}
+	return ret;
+}
+
+/* [main] */
+int main(int argc, char **argv)
+{
+	struct server s = {0};
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = parse_command_line(&s, argc, argv);
+	if (ret != REX_OPTIONS_OK)
+		return ret == REX_OPTIONS_HELP ? REX_EXIT_OK : REX_EXIT_USAGE;
+	ret = rex_device_present();
+	if (ret < 0)
+		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
+
+	s.status = REX_EXIT_FAILURE;
+	if (create_loop(&s))
+		goto out_destroy_loop;
+	if (listen_for_clients(&s))
+		goto out_release;
+	s.status = REX_EXIT_OK;
+	if (run_loop(&s) == 0)
+		printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64
+		       " runs, %" PRIu64 " messages received\n",
+		       s.served, s.served == 1 ? "" : "s", s.failed, s.rejected, s.runs,
+		       s.messages);
+out_release:
+	if (release_everything(&s))
+		s.status = REX_EXIT_FAILURE;
+out_destroy_loop:
+	if (rex_loop_destroy(s.loop))
+		s.status = REX_EXIT_FAILURE;
+	return s.status;
+}
+/* [main] */

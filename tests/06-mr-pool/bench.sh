@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# End-to-end tests of the benchmark (label bench): one 06-mr-pool-server,
+# clients against it, their output, JSON and CSV checked.
+#
+#   bench.sh BIN_DIR PORT SCENARIO [ARGS...]
+#
+#   sweep OP        bw and lat short sweeps of OP: table shape, rows, JSON
+#                   (parsed by python3, every field), CSV (20 columns),
+#                   "data verified", exit 0; bw with -q 2 -Q 4, lat with -e
+#                   (not for write), send bw with -D 1 and -I 64
+#   reject_size     a client asking for more than the server's -s: exit 1,
+#                   both sides name the size
+#   reject_op       an op the server does not serve: exit 1, named
+#   client_killed   a client killed mid-run; the server serves the next
+#   server_killed   the server killed mid-run; the client exits 1 in 20 s
+#
+# Exit 0 pass, 1 fail, 77 skipped (no RDMA_LAB_ADDR), unless
+# REX_REQUIRE_RDMA=1.
+set -u
+bin=$1 port=$2 scenario=$3
+shift 3
+if [ -z "${RDMA_LAB_ADDR:-}" ]; then
+	[ "${REX_REQUIRE_RDMA:-0}" = 1 ] && { echo "FAIL: no RDMA_LAB_ADDR"; exit 1; }
+	echo "SKIP: RDMA_LAB_ADDR is not set (run through scripts/lab run)"
+	exit 77
+fi
+addr=$RDMA_LAB_ADDR
+dir=$(mktemp -d "${TMPDIR:-/tmp}/06-bench.XXXXXX")
+server_pid=
+failed=0
+cleanup() {
+	[ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null
+	for f in "$dir"/*.out; do
+		[ -e "$f" ] || continue
+		echo "--- ${f##*/} ---"
+		sed 's/^/  | /' "$f"
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; failed=1; }
+
+# start_server ARGS...: the server, and its listening line (30 s at most).
+start_server() {
+	"$bin/06-mr-pool-server" -B "$addr" -p "$port" "$@" >"$dir/server.out" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 300); do
+		grep -q '^server: listening on' "$dir/server.out" && return 0
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "no listening line from the server"
+	exit 1
+}
+
+stop_server() {
+	kill -TERM "$server_pid"
+	wait "$server_pid"
+	code=$?
+	server_pid=
+	[ $code -eq 0 ] || fail "server exit $code, expected 0"
+	grep -q '^server: released everything' "$dir/server.out" || fail "server did not release everything"
+}
+
+# client NAME EXPECTED_EXIT ARGS...
+client() {
+	local name=$1 expect=$2 code
+	shift 2
+	timeout 120 "$bin/06-mr-pool-client" -p "$port" "$@" "$addr" >"$dir/$name.out" 2>&1
+	code=$?
+	[ $code -eq "$expect" ] || fail "$name: exit $code, expected $expect"
+}
+
+has() { grep -qE -- "$2" "$dir/$1.out" || fail "$1: no line matching: $2"; }
+
+# check NAME MODE ROWS: the table, the files.
+check() {
+	local name=$1 mode=$2 rows=$3
+	if [ "$mode" = bw ]; then
+		has "$name" '^ #bytes  #iterations  BW peak\[MiB/sec\]  BW average\[MiB/sec\]  MsgRate\[Mpps\]  CPU user\[s\]  CPU sys\[s\]$'
+	else
+		has "$name" '^ #bytes  #iterations  t_min\[usec\]  t_max\[usec\]  t_typical\[usec\]  t_avg\[usec\]  t_stdev\[usec\]  99% percentile\[usec\]  99\.9% percentile\[usec\]  CPU user\[s\]  CPU sys\[s\]$'
+	fi
+	n=$(grep -cE '^ [0-9]+ +[0-9]+( +[0-9]+\.[0-9]+)+$' "$dir/$name.out")
+	[ "$n" -eq "$rows" ] || fail "$name: $n rows of numbers, expected $rows"
+	has "$name" '^client: data verified: '
+	has "$name" '^client: done$'
+	python3 - "$dir/$name.json" "$dir/$name.csv" "$mode" "$rows" <<'PY' || fail "$name: JSON or CSV"
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+mode, rows = sys.argv[3], int(sys.argv[4])
+top = ["program", "date", "device", "op", "mode", "qps", "depth", "signal_every", "inline",
+       "polling", "results"]
+common = ["bytes", "iterations", "cpu_user_s", "cpu_sys_s", "seconds", "verified"]
+own = (["bw_peak_mib_s", "bw_avg_mib_s", "msg_rate_mpps"] if mode == "bw" else
+       ["t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "t_p99_us", "t_p999_us"])
+assert all(k in doc for k in top), [k for k in top if k not in doc]
+assert doc["mode"] == mode and len(doc["results"]) == rows, (doc["mode"], len(doc["results"]))
+for r in doc["results"]:
+    missing = [k for k in common + own if k not in r]
+    assert not missing, missing
+    assert r["verified"] is True and r["iterations"] > 0
+lines = list(csv.reader(open(sys.argv[2])))
+assert ",".join(lines[0]) == ("op,mode,bytes,iterations,qps,depth,bw_peak_mib_s,bw_avg_mib_s,"
+    "msg_rate_mpps,t_min_us,t_max_us,t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
+    "cpu_user_s,cpu_sys_s,seconds,verified"), lines[0]
+assert len(lines) == rows + 1 and all(len(l) == 20 for l in lines)
+for l in lines[1:]:
+    row = dict(zip(lines[0], l))
+    assert row["mode"] == mode and row["verified"] == "true"
+    assert all(row[k] != "" for k in own), row
+PY
+}
+
+case $scenario in
+sweep)
+	op=$1
+	start_server -s 8K
+	client bw 0 -o "$op" -a --max-size 1K -n 200 -q 2 -Q 4 --json "$dir/bw.json" --csv "$dir/bw.csv"
+	check bw bw 10
+	has bw "^client: $op bw, 2 QPs, depth 128, signal every 4, inline 0, busy polling$"
+	events=-e
+	[ "$op" = write ] && events=
+	client lat 0 -o "$op" -m lat -a --max-size 64 -n 100 $events --json "$dir/lat.json" --csv "$dir/lat.csv"
+	check lat lat 6
+	if [ "$op" = send ]; then
+		client dur 0 -o send -s 8K -D 1 -I 64 --json "$dir/dur.json" --csv "$dir/dur.csv"
+		check dur bw 1
+	fi
+	stop_server
+	;;
+reject_size)
+	start_server -s 4K
+	client big 1 -s 64K -n 10
+	has big "rejected by the server: size 65536 is above the server's -s 4096"
+	stop_server
+	grep -q "rejecting .*: size 65536 is above the server's -s 4096" "$dir/server.out" || fail "server: no rejecting line"
+	;;
+reject_op)
+	start_server -o write
+	client op 1 -o read -s 64 -n 10
+	has op "rejected by the server: op read is not served \(the server's -o write\)"
+	stop_server
+	;;
+client_killed)
+	start_server -s 64K
+	"$bin/06-mr-pool-client" -p "$port" -D 60 "$addr" >"$dir/killed.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do grep -q '#bytes' "$dir/killed.out" && break; sleep 0.1; done
+	sleep 0.5 # inside its timed run, not waiting for the server (the header came)
+	kill -KILL $pid
+	wait $pid
+	client next 0 -s 4K -n 100
+	has next '^client: done$'
+	stop_server
+	grep -q "the client left in the middle of a run" "$dir/server.out" || fail "server did not see the client leave"
+	;;
+server_killed)
+	start_server -s 64K
+	start=$(date +%s)
+	"$bin/06-mr-pool-client" -p "$port" -D 60 "$addr" >"$dir/orphan.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do grep -q '#bytes' "$dir/orphan.out" && break; sleep 0.1; done
+	sleep 0.5
+	kill -KILL "$server_pid"
+	wait "$server_pid" 2>/dev/null
+	server_pid=
+	start=$(date +%s)
+	wait $pid
+	code=$?
+	took=$(($(date +%s) - start))
+	[ $code -eq 1 ] || fail "client exit $code, expected 1"
+	[ $took -le 20 ] || fail "client took $took s to notice, more than 20"
+	has orphan "server disconnected|is the server gone|work completion failed"
+	;;
+*)
+	echo "unknown scenario $scenario"
+	exit 2
+	;;
+esac
+[ $failed -eq 0 ] && echo "PASS: $scenario $*"
+exit $failed

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_stats: latency as perftest reports it (two largest samples dropped,
+ * median, nearest-rank 99% and 99.9%), a standard deviation under 1 us that
+ * is not truncated, and the table, CSV and JSON lines with every field.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_stats.h"
+#include "bench_wire.h"
+#include "check.h"
+
+#define CHECK_NEAR(a, b) CHECK_INT_EQ((long long)((a)*1e6 + 0.5), (long long)((b)*1e6 + 0.5))
+
+static char *render(void (*fn)(FILE *, const struct bench_row *), const struct bench_row *r)
+{
+	static char text[1024];
+	FILE *f = fmemopen(text, sizeof(text), "w");
+
+	fn(f, r);
+	fclose(f);
+	return text;
+}
+
+int main(void)
+{
+	double s[] = {1.0, 1.5, 1.2, 90.0, 1.1, 50.0, 1.3};
+	double many[2002];
+	struct bench_lat lat;
+	struct bench_row bw = {.op = BENCH_OP_WRITE,
+	                       .mode = BENCH_MODE_BW,
+	                       .bytes = 65536,
+	                       .iterations = 5000,
+	                       .qps = 1,
+	                       .depth = 128,
+	                       .bw_peak_mib_s = 70.5,
+	                       .bw_avg_mib_s = 68.25,
+	                       .msg_rate_mpps = 0.001092,
+	                       .cpu_user_s = 1.5,
+	                       .cpu_sys_s = 0.25,
+	                       .seconds = 4.6,
+	                       .verified = true};
+	struct bench_row lr = {.op = BENCH_OP_READ,
+	                       .mode = BENCH_MODE_LAT,
+	                       .bytes = 2,
+	                       .iterations = 1000,
+	                       .qps = 1,
+	                       .depth = 1};
+	struct bench_run run = {.program = "06-mr-pool-client",
+	                        .device = "rxe0",
+	                        .date = "2026-01-01T00:00:00Z",
+	                        .op = BENCH_OP_WRITE,
+	                        .mode = BENCH_MODE_BW,
+	                        .qps = 1,
+	                        .depth = 128,
+	                        .signal_every = 100};
+	char doc[2048], *line;
+	FILE *f;
+	int i;
+
+	/* 90 and 50 are dropped: 1.0 1.1 1.2 1.3 1.5 remain. */
+	bench_lat_summarize(s, 7, &lat);
+	CHECK_INT_EQ(lat.n, 5);
+	CHECK_NEAR(lat.min, 1.0);
+	CHECK_NEAR(lat.max, 1.5);
+	CHECK_NEAR(lat.typical, 1.2);
+	CHECK_NEAR(lat.avg, 1.22);
+	/* sqrt(((.22)^2 + (.12)^2 + (.02)^2 + (.08)^2 + (.28)^2) / 5) = 0.1720465 */
+	CHECK_INT_EQ((long long)(lat.stdev * 1e4), 1720);
+	CHECK_NEAR(lat.p99, 1.5);
+
+	/* 2000 kept samples 1..2000 (the two largest, 5000, dropped). */
+	for (i = 0; i < 2000; i++)
+		many[i] = 2000 - i;
+	many[2000] = many[2001] = 5000;
+	bench_lat_summarize(many, 2002, &lat);
+	CHECK_INT_EQ(lat.n, 2000);
+	CHECK_NEAR(lat.p99, 1980);
+	CHECK_NEAR(lat.p999, 1998);
+	CHECK_NEAR(lat.typical, 1000.5);
+
+	/* Two samples: nothing dropped. None: zeros. */
+	bench_lat_summarize(s, 2, &lat);
+	CHECK_INT_EQ(lat.n, 2);
+	bench_lat_summarize(s, 0, &lat);
+	CHECK_INT_EQ(lat.n, 0);
+	CHECK_NEAR(lat.avg, 0);
+
+	/* The table. */
+	line = render(bench_print_row, &bw);
+	CHECK_STR_CONTAINS(line, " 65536    5000         70.50             68.25                "
+	                         "0.001092       1.500        0.250");
+	lr.lat = (struct bench_lat){.n = 998,
+	                            .min = 11.5,
+	                            .max = 40,
+	                            .typical = 12.25,
+	                            .avg = 12.5,
+	                            .stdev = 0.75,
+	                            .p99 = 20,
+	                            .p999 = 35};
+	line = render(bench_print_row, &lr);
+	CHECK_STR_CONTAINS(line, " 2        1000         11.50        40.00        12.25");
+	CHECK_STR_CONTAINS(line, "0.75");
+
+	/* CSV: 20 fields, the other mode's empty. */
+	line = render(bench_csv_row, &bw);
+	CHECK_STR_EQ(line, "write,bw,65536,5000,1,128,70.500,68.250,0.001092,,,,,,,,1.500000,"
+	                   "0.250000,4.600000,true\n");
+	line = render(bench_csv_row, &lr);
+	CHECK_STR_EQ(line, "read,lat,2,1000,1,1,,,,11.500,40.000,12.250,12.500,0.750,20.000,"
+	                   "35.000,0.000000,0.000000,0.000000,false\n");
+
+	/* JSON: quoted keys, every field. */
+	f = fmemopen(doc, sizeof(doc), "w");
+	CHECK_INT_EQ(bench_json_write(f, &run, &bw, 1), 0);
+	fclose(f);
+	CHECK_STR_CONTAINS(doc,
+	                   "{\"program\": \"06-mr-pool-client\", \"date\": "
+	                   "\"2026-01-01T00:00:00Z\", \"device\": \"rxe0\", \"op\": \"write\", "
+	                   "\"mode\": \"bw\", \"qps\": 1, \"depth\": 128, \"signal_every\": 100, "
+	                   "\"inline\": 0, \"polling\": \"busy\", \"results\": [");
+	CHECK_STR_CONTAINS(doc,
+	                   "{\"bytes\": 65536, \"iterations\": 5000, \"bw_peak_mib_s\": 70.500, "
+	                   "\"bw_avg_mib_s\": 68.250, \"msg_rate_mpps\": 0.001092, "
+	                   "\"cpu_user_s\": 1.500000, \"cpu_sys_s\": 0.250000, \"seconds\": "
+	                   "4.600000, \"verified\": true}");
+	CHECK_STR_CONTAINS(doc, "\n]}\n");
+	return check_finish();
+}
