@@ -11,7 +11,7 @@ PATH=$PATH:/usr/sbin:/sbin
 # Debian packages, by what they are needed for.
 REX_PKGS_BUILD="gcc clang make cmake pkg-config libibverbs-dev librdmacm-dev"
 # python3: 06-mr-pool.regcost_run parses the JSON of regcost with it.
-REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3"
+REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
 REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod"
 REX_PKGS_DOCS="doxygen graphviz mscgen"
 

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Run chapter 06's benchmark and perftest side by side, interleaved, on the
+RDMA device of this machine, and write what they measured: a table of
+medians, spreads and ratios, the same as JSON and CSV, and PNG plots.
+
+06-mr-pool/compare runs this where RDMA works (the lab's VM on a machine
+without it); see there for the command line. This file only needs Python 3's
+standard library, perftest's programs, our two programs and gnuplot.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+# perftest's programs, by operation and mode.
+PERFTEST = {
+    ("write", "bw"): "ib_write_bw",
+    ("send", "bw"): "ib_send_bw",
+    ("read", "bw"): "ib_read_bw",
+    ("write", "lat"): "ib_write_lat",
+    ("send", "lat"): "ib_send_lat",
+    ("read", "lat"): "ib_read_lat",
+}
+
+# Iterations per run, by mode and size: enough for a median on Soft-RoCE,
+# few enough that a repetition takes seconds in the lab's emulated VM. The
+# same count goes to both programs.
+def iterations(mode, size, scale):
+    if mode == "lat":
+        n = 1000
+    elif size <= 4096:
+        n = 2000
+    elif size <= 65536:
+        n = 500
+    else:
+        n = 50
+    return max(10, int(n * scale))
+
+
+START_TIMEOUT = 30  # s: a server prints its ready line within this
+RUN_TIMEOUT = 300  # s: one client run, at most
+
+
+def say(text):
+    print(f"compare: {text}", flush=True)
+
+
+def fail(text):
+    print(f"compare: error: {text}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def rdma_device():
+    """The first RDMA device and the GID index of its RoCE v2 IPv4 address."""
+    base = "/sys/class/infiniband"
+    try:
+        devices = sorted(os.listdir(base))
+    except FileNotFoundError:
+        devices = []
+    if not devices:
+        fail("no RDMA device here (/sys/class/infiniband is empty): run it through 06-mr-pool/compare")
+    dev = devices[0]
+    gids = f"{base}/{dev}/ports/1/gids"
+    types = f"{base}/{dev}/ports/1/gid_attrs/types"
+    for index in sorted(os.listdir(gids), key=int):
+        try:
+            with open(f"{gids}/{index}") as f:
+                gid = f.read().strip()
+            with open(f"{types}/{index}") as f:
+                kind = f.read().strip()
+        except OSError:
+            continue  # an empty slot of the table
+        if gid.startswith("0000:0000:0000:0000:0000:ffff:") and kind == "RoCE v2":
+            return dev, int(index)
+    fail(f"{dev} has no RoCE v2 GID for an IPv4 address")
+
+
+class Run:
+    """One program's run: its output, exit status and CPU time. Output is
+    read from the pipe's fd with os.read(), so select() sees all of it."""
+
+    def __init__(self, argv, log):
+        self.argv = argv
+        self.log = log
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.fd = self.proc.stdout.fileno()
+        self.partial = b""
+        self.lines = []
+        self.eof = False
+
+    def pump(self, timeout):
+        """Take what the program wrote within timeout s; False at its end."""
+        if self.eof:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        if not ready:
+            return True
+        data = os.read(self.fd, 65536)
+        if not data:
+            self.eof = True
+            if self.partial:
+                self.lines.append(self.partial.decode(errors="replace") + "\n")
+            return False
+        *whole, self.partial = (self.partial + data).split(b"\n")
+        self.lines.extend(w.decode(errors="replace") + "\n" for w in whole)
+        return True
+
+    def read_until(self, pattern, timeout):
+        """Read until a line matches pattern (True), the program ends or the
+        time runs out (False)."""
+        end = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for line in self.lines[seen:]:
+                if re.search(pattern, line):
+                    return True
+            seen = len(self.lines)
+            if time.monotonic() >= end or not self.pump(end - time.monotonic()):
+                return False
+
+    def finish(self, timeout):
+        """Wait for the end, with CPU time from wait4(). Returns (status, user s, sys s)."""
+        end = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > end:
+                self.stop(signal.SIGKILL)
+                pid, status, usage = os.wait4(self.proc.pid, 0)
+                self.lines.append("compare: killed: it ran out of time\n")
+                break
+            self.pump(0.1)
+        drain_end = time.monotonic() + 5  # a child of its may hold the pipe open
+        while time.monotonic() < drain_end and self.pump(drain_end - time.monotonic()):
+            pass
+        self.proc.stdout.close()
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        with open(self.log, "w") as f:
+            f.write("$ " + " ".join(self.argv) + "\n")
+            f.writelines(self.lines)
+            f.write(f"exit status {self.proc.returncode}\n")
+        return self.proc.returncode, usage.ru_utime, usage.ru_stime
+
+    def stop(self, sig=signal.SIGTERM):
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def parse_perftest(lines, mode):
+    """The numbers of perftest's result row (the line after '#bytes')."""
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#bytes") and i + 1 < len(lines):
+            v = lines[i + 1].split()
+            try:
+                if mode == "bw":
+                    return {"bytes": int(v[0]), "iterations": int(v[1]),
+                            "bw_peak_mib_s": float(v[2]), "bw_avg_mib_s": float(v[3]),
+                            "msg_rate_mpps": float(v[4])}
+                return {"bytes": int(v[0]), "iterations": int(v[1]), "t_min_us": float(v[2]),
+                        "t_max_us": float(v[3]), "t_typical_us": float(v[4]),
+                        "t_avg_us": float(v[5]), "t_stdev_us": float(v[6]),
+                        "t_p99_us": float(v[7]), "t_p999_us": float(v[8])}
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def parse_ours(json_path):
+    try:
+        with open(json_path) as f:
+            doc = json.load(f)
+        row = doc["results"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return row if row.get("verified") else None
+
+
+def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
+    """Start a server, run a client against it, stop the server. Returns the
+    client's result dict (with cpu_user_s and cpu_sys_s from wait4) or None."""
+    log = f"{rawdir}/{tag}"
+    if tool == "perftest":
+        prog = PERFTEST[(op, mode)]
+        common = [prog, "-d", dev, "-x", str(gid), "-F", "-p", str(port), "-s", str(size),
+                  "-n", str(n)]
+        if mode == "bw":
+            common += ["-t", str(args.depth), "-q", str(args.qps)]
+        # perftest writes through stdio: unbuffered, its ready line shows at once.
+        server = Run(["stdbuf", "-o0"] + common, log + ".server.log")
+        ready = r"Waiting for client"
+        client_argv = common + [args.addr]
+    else:
+        server = Run([f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p", str(port)],
+                     log + ".server.log")
+        ready = r"^server: listening"
+        json_path = f"{rawdir}/{tag}.json"
+        client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
+                       "-s", str(size), "-n", str(n), "--json", json_path]
+        if mode == "bw":
+            client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
+        client_argv.append(args.addr)
+    if not server.read_until(ready, START_TIMEOUT):
+        server.stop(signal.SIGKILL)
+        server.finish(5)
+        say(f"  {tool}: its server did not get ready (see {server.log})")
+        return None
+    client = Run(client_argv, log + ".client.log")
+    status, user, system = client.finish(RUN_TIMEOUT)
+    # perftest's server ends with its client; ours serves until told to stop.
+    if tool == "ours":
+        server.stop(signal.SIGTERM)
+    server.finish(15)
+    if status != 0:
+        say(f"  {tool}: the client exited with {status} (see {client.log})")
+        return None
+    row = parse_perftest(client.lines, mode) if tool == "perftest" else parse_ours(json_path)
+    if row is None:
+        say(f"  {tool}: no result in its output (see {client.log})")
+        return None
+    row["cpu_user_s"] = round(user, 3)
+    row["cpu_sys_s"] = round(system, 3)
+    return row
+
+
+# The figure compared, per mode: bandwidth average, typical latency. The
+# table shows the others too.
+METRIC = {"bw": "bw_avg_mib_s", "lat": "t_typical_us"}
+LAT_COLUMNS = ["t_typical_us", "t_p99_us", "t_p999_us"]
+
+
+def summarise(rows, key):
+    values = [r[key] for r in rows if key in r]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def main():
+    p = argparse.ArgumentParser(prog="06-mr-pool/compare", description=__doc__.split("\n\n")[0])
+    p.add_argument("--addr", default=os.environ.get("RDMA_LAB_ADDR"))
+    p.add_argument("--bin", default="build/bin")
+    p.add_argument("--out", required=True)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--ops", default="write,send,read")
+    p.add_argument("--modes", default="bw,lat")
+    p.add_argument("--bw-sizes", default="4096,65536,1048576")
+    p.add_argument("--lat-sizes", default="8,4096")
+    p.add_argument("--depth", type=int, default=128)
+    p.add_argument("--qps", type=int, default=1)
+    p.add_argument("--scale", type=float, default=1.0)
+    p.add_argument("--port", type=int, default=21100)
+    p.add_argument("--tools", default="ours,perftest")
+    args = p.parse_args()
+    if not args.addr:
+        fail("no address: give --addr or set RDMA_LAB_ADDR")
+    if args.reps < 1:
+        fail("--reps wants 1 or more")
+    dev, gid = rdma_device()
+    rawdir = f"{args.out}/raw"
+    os.makedirs(rawdir, exist_ok=True)
+
+    points = []
+    for mode in args.modes.split(","):
+        sizes = args.bw_sizes if mode == "bw" else args.lat_sizes
+        for op in args.ops.split(","):
+            if (op, mode) not in PERFTEST:
+                fail(f"no perftest program for {op} {mode}")
+            for size in sizes.split(","):
+                points.append((op, mode, int(size)))
+    tools = args.tools.split(",")
+    if not tools or any(t not in ("ours", "perftest") for t in tools):
+        fail(f"--tools takes ours, perftest or both, not '{args.tools}'")
+    total = len(points) * args.reps * len(tools)
+    say(f"{len(points)} points x {args.reps} repetitions x {len(tools)} programs = {total} runs on {dev} "
+        f"(GID index {gid}), {args.addr}; outputs in {args.out}")
+
+    results = {}
+    done = 0
+    started = time.monotonic()
+    port = args.port
+    for pi, (op, mode, size) in enumerate(points, 1):
+        n = iterations(mode, size, args.scale)
+        for rep in range(1, args.reps + 1):
+            # Interleaved: ours, perftest, ours, perftest, ...
+            for tool in tools:
+                elapsed = time.monotonic() - started
+                left = "" if done == 0 else f", about {elapsed / done * (total - done):.0f} s left"
+                say(f"point {pi}/{len(points)}: {op} {mode} {size} B, repetition {rep}/{args.reps}, "
+                    f"{tool} (run {done + 1}/{total}{left})")
+                port += 1
+                tag = f"{op}-{mode}-{size}-{rep}-{tool}"
+                row = one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag)
+                results.setdefault((op, mode, size, tool), []).append(row)
+                done += 1
+
+    # Medians, spreads and ratios.
+    table = []
+    for op, mode, size in points:
+        key = METRIC[mode]
+        entry = {"op": op, "mode": mode, "bytes": size, "metric": key,
+                 "iterations": iterations(mode, size, args.scale)}
+        for tool in ("ours", "perftest"):
+            rows = [r for r in results.get((op, mode, size, tool), []) if r]
+            entry[tool] = {k: summarise(rows, k) for k in
+                           ([key, "cpu_user_s", "cpu_sys_s"] +
+                            (LAT_COLUMNS[1:] if mode == "lat" else ["bw_peak_mib_s", "msg_rate_mpps"]))}
+            entry[tool]["runs_ok"] = len(rows)
+            entry[tool]["runs"] = args.reps if tool in tools else 0
+        a, b = entry["ours"][key], entry["perftest"][key]
+        entry["ratio"] = (a["median"] / b["median"]) if a and b and b["median"] else None
+        table.append(entry)
+
+    meta = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "device": dev, "gid_index": gid, "address": args.addr, "reps": args.reps,
+            "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
+            "host": os.uname().nodename}
+    with open(f"{args.out}/compare.json", "w") as f:
+        json.dump({"meta": meta, "points": table}, f, indent=2)
+        f.write("\n")
+    write_csv(f"{args.out}/compare.csv", table)
+    text = format_table(table, meta)
+    with open(f"{args.out}/compare.txt", "w") as f:
+        f.write(text)
+    print(text, end="")
+    plot(args.out, table)
+    failed = sum(1 for e in table for t in ("ours", "perftest") if e[t]["runs_ok"] < e[t]["runs"])
+    say(f"done in {time.monotonic() - started:.0f} s: {args.out}/compare.txt, .json, .csv, "
+        f"bw.png, lat.png" + (f"; {failed} points had failed runs (see raw/)" if failed else ""))
+    return 1 if failed else 0
+
+
+def fmt(s, digits=1):
+    return "-" if s is None else f"{s['median']:.{digits}f}"
+
+
+def spread(s, digits=1):
+    return "-" if s is None else f"{s['min']:.{digits}f}..{s['max']:.{digits}f}"
+
+
+def format_table(table, meta):
+    out = [f"# ours (06-mr-pool) against perftest, {meta['date']}, {meta['device']}, "
+           f"kernel {meta['kernel']}, {meta['reps']} repetitions each, interleaved\n",
+           "# bandwidth: BW average [MiB/s]; latency: t_typical [usec] (median of the runs; "
+           "spread min..max); ratio = ours / perftest; cpu = client CPU user+sys [s]\n",
+           f"{'op':<6} {'mode':<4} {'bytes':>8} {'ours':>9} {'ours spread':>19} "
+           f"{'perftest':>9} {'perftest spread':>19} {'ratio':>6} {'cpu ours':>9} {'cpu pt':>7}\n"]
+    for e in table:
+        o, p = e["ours"], e["perftest"]
+        key = e["metric"]
+
+        def cpu(side):
+            u, s = side["cpu_user_s"], side["cpu_sys_s"]
+            return "-" if u is None or s is None else f"{u['median'] + s['median']:.2f}"
+        ratio = "-" if e["ratio"] is None else f"{e['ratio']:.2f}"
+        out.append(f"{e['op']:<6} {e['mode']:<4} {e['bytes']:>8} {fmt(o[key]):>9} "
+                   f"{spread(o[key]):>19} {fmt(p[key]):>9} {spread(p[key]):>19} {ratio:>6} "
+                   f"{cpu(o):>9} {cpu(p):>7}\n")
+    return "".join(out)
+
+
+CSV_FIELDS = ["op", "mode", "bytes", "metric", "tool", "runs", "runs_ok", "median", "min", "max",
+              "ratio", "cpu_user_s_median", "cpu_sys_s_median"]
+
+
+def write_csv(path, table):
+    with open(path, "w") as f:
+        f.write(",".join(CSV_FIELDS) + "\n")
+        for e in table:
+            for tool in ("ours", "perftest"):
+                s = e[tool][e["metric"]]
+                u, sy = e[tool]["cpu_user_s"], e[tool]["cpu_sys_s"]
+                row = [e["op"], e["mode"], str(e["bytes"]), e["metric"], tool, str(e[tool]["runs"]),
+                       str(e[tool]["runs_ok"]),
+                       "" if s is None else f"{s['median']:.3f}",
+                       "" if s is None else f"{s['min']:.3f}",
+                       "" if s is None else f"{s['max']:.3f}",
+                       "" if e["ratio"] is None else f"{e['ratio']:.4f}",
+                       "" if u is None else f"{u['median']:.3f}",
+                       "" if sy is None else f"{sy['median']:.3f}"]
+                f.write(",".join(row) + "\n")
+
+
+def plot(out, table):
+    """bw.png: bandwidth against size, per op, ours beside perftest.
+    lat.png: typical, 99% and 99.9% latency per op and size, ours beside perftest."""
+    bw = [e for e in table if e["mode"] == "bw"]
+    lat = [e for e in table if e["mode"] == "lat"]
+    if bw:
+        ops = sorted({e["op"] for e in bw})
+        with open(f"{out}/bw.dat", "w") as f:
+            for op in ops:
+                f.write(f"# {op}: bytes ours_median ours_min ours_max perftest_median perftest_min perftest_max\n")
+                for e in sorted((e for e in bw if e["op"] == op), key=lambda e: e["bytes"]):
+                    o, p = e["ours"]["bw_avg_mib_s"], e["perftest"]["bw_avg_mib_s"]
+                    vals = [o[k] if o else "NaN" for k in ("median", "min", "max")] + \
+                           [p[k] if p else "NaN" for k in ("median", "min", "max")]
+                    f.write(f"{e['bytes']} " + " ".join(str(v) for v in vals) + "\n")
+                f.write("\n\n")
+        plots = []
+        for i, op in enumerate(ops):
+            plots.append(f"'bw.dat' index {i} using 1:2:3:4 with yerrorlines lw 2 lc {i + 1} "
+                         f"title '{op}: ours'")
+            plots.append(f"'bw.dat' index {i} using 1:5:6:7 with yerrorlines lw 2 dt 2 lc {i + 1} "
+                         f"title '{op}: perftest'")
+        gnuplot(out, "bw.png", [
+            "set title 'Bandwidth against message size: ours (solid) and perftest (dashed)'",
+            "set xlabel 'message size [bytes]'", "set ylabel 'BW average [MiB/s] (median, min..max)'",
+            "set logscale x 2", "set format x '%.0b%B'", "set key left top", "set grid",
+            "plot " + ", ".join(plots)])
+    if lat:
+        with open(f"{out}/lat.dat", "w") as f:
+            f.write("# point ours_typical ours_p99 ours_p999 perftest_typical perftest_p99 perftest_p999\n")
+            for e in lat:
+                label = f"{e['op']} {e['bytes']}B"
+                vals = []
+                for tool in ("ours", "perftest"):
+                    for k in LAT_COLUMNS:
+                        s = e[tool][k]
+                        vals.append(str(s["median"]) if s else "NaN")
+                f.write(f"\"{label}\" " + " ".join(vals) + "\n")
+        gnuplot(out, "lat.png", [
+            "set title 'Latency: median of the runs of t_typical, 99% and 99.9% (perftest: hatched)'",
+            "set ylabel 'latency [usec]'", "set style data histograms",
+            "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
+            "set logscale y", "set key left top", "set grid ytics", "set xtics rotate by -30",
+            "plot 'lat.dat' using 2:xtic(1) title 'ours typical' lc 1, '' using 5 title 'perftest typical' lc 1 fs pattern 4, "
+            "'' using 3 title 'ours 99%' lc 2, '' using 6 title 'perftest 99%' lc 2 fs pattern 4, "
+            "'' using 4 title 'ours 99.9%' lc 3, '' using 7 title 'perftest 99.9%' lc 3 fs pattern 4"])
+
+
+def gnuplot(out, png, lines):
+    script = "\n".join(["set terminal pngcairo size 1000,600 font 'Sans,10'",
+                        f"set output '{png}'"] + lines) + "\n"
+    with open(f"{out}/{png[:-4]}.gp", "w") as f:
+        f.write(script)
+    r = subprocess.run(["gnuplot", f"{png[:-4]}.gp"], cwd=out, capture_output=True, text=True)
+    if r.returncode != 0:
+        say(f"gnuplot failed for {png}: {r.stderr.strip()}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
