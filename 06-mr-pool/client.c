@@ -125,11 +125,26 @@ struct client {
 	bool progress;       /* a batch of completions since last looked */
 	double *samples;
 	size_t max_samples;
+	struct bw_mark *marks; /* bandwidth: progress over the timed run, for BW peak */
+	size_t nmarks, mark_stride, mark_skip;
 	struct bench_row rows[MAX_ROWS];
 	size_t nrows;
 	char date[32];
 	const char *device;
 };
+
+/* A moment of a bandwidth run: the time, and the bytes completed by then. */
+struct bw_mark {
+	uint64_t t, bytes;
+};
+/* Marks kept per run (16 bytes each). When full, every second one is
+ * dropped and from then on only every second batch is marked: a run of any
+ * length fits, with a resolution of 1/MAX_MARKS of it or better. */
+#define MAX_MARKS 65536
+/* BW peak is the best rate over any stretch of the run that carries at
+ * least this share of its bytes: short enough to see a faster phase, long
+ * enough that a burst of completions that came in together is not a peak. */
+#define PEAK_SHARE 16
 
 static uint64_t now_ns(void)
 {
@@ -878,16 +893,63 @@ static int look_at_loop(struct client *cl)
 	return 0;
 }
 
+/* Note the bytes completed at time \p t (see struct bw_mark). */
+static void mark(struct client *cl, uint64_t t)
+{
+	size_t i;
+
+	if (cl->mark_skip++ % cl->mark_stride)
+		return;
+	if (cl->nmarks == MAX_MARKS) {
+		for (i = 0; i < MAX_MARKS / 2; i++)
+			cl->marks[i] = cl->marks[2 * i];
+		cl->nmarks = MAX_MARKS / 2;
+		cl->mark_stride *= 2;
+	}
+	cl->marks[cl->nmarks++] = (struct bw_mark){.t = t, .bytes = cl->bytes_done};
+}
+
+/* BW peak, after the run: the best rate over any stretch between two marks
+ * that carries at least 1/PEAK_SHARE of the run's bytes (two pointers over
+ * the marks, whose bytes only grow). Never below the average. In bytes/s. */
+static double peak_rate(const struct client *cl)
+{
+	const struct bw_mark *m = cl->marks;
+	size_t i, j = 0, n = cl->nmarks;
+	uint64_t want;
+	double best = 0, rate;
+
+	if (n < 2 || m[n - 1].t == m[0].t)
+		return 0;
+	want = (m[n - 1].bytes - m[0].bytes) / PEAK_SHARE;
+	for (i = 0; i < n; i++) {
+		if (j < i)
+			j = i;
+		while (j < n && m[j].bytes - m[i].bytes < want)
+			j++;
+		if (j == n)
+			break;
+		if (m[j].t > m[i].t) {
+			rate = (double)(m[j].bytes - m[i].bytes) * 1e9 / (double)(m[j].t - m[i].t);
+			best = rate > best ? rate : best;
+		}
+	}
+	return best;
+}
+
 /* [bw] */
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
 static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
 {
-	uint64_t t, t0 = now_ns(), looked = t0, active = t0, win_t = t0, win_bytes = 0;
+	uint64_t t, t0 = now_ns(), looked = t0, active = t0;
 	unsigned i, idle = 0, pending;
 	bool timed_out = false;
 
 	cl->bytes_done = 0;
-	*peak_bps = 0;
+	cl->nmarks = 0;
+	cl->mark_stride = 1;
+	cl->mark_skip = 0;
+	mark(cl, t0);
 	for (i = 0; i < cl->o.qps; i++) {
 		struct qp *q = &cl->qps[i];
 
@@ -920,15 +982,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 			cl->progress =
 			    false; /* sticky until here: completions the loop took count too */
 			active = t;
-			/* BW peak: the best rate over any stretch of >= 1 ms. */
-			if (t - win_t >= 1000000ull) {
-				double bps = (double)(cl->bytes_done - win_bytes) * 1e9 /
-				             (double)(t - win_t);
-
-				*peak_bps = bps > *peak_bps ? bps : *peak_bps;
-				win_t = t;
-				win_bytes = cl->bytes_done;
-			}
+			mark(cl, t);
 		}
 		if (!pending)
 			break;
@@ -954,6 +1008,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 		}
 	}
 	cl->phase = PHASE_CONTROL;
+	*peak_bps = peak_rate(cl);
 	return 0;
 out_broken:
 	cl->phase = PHASE_CONTROL;
@@ -1294,6 +1349,7 @@ static int release_everything(struct client *cl)
 	}
 	free(cl->qps);
 	free(cl->samples);
+	free(cl->marks);
 	if (cl->server)
 		freeaddrinfo(cl->server);
 	return ret;
@@ -1305,8 +1361,14 @@ static int allocate_samples(struct client *cl)
 	struct tm tm;
 
 	strftime(cl->date, sizeof(cl->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	if (cl->o.mode != BENCH_MODE_LAT)
+	if (cl->o.mode != BENCH_MODE_LAT) {
+		cl->marks = calloc(MAX_MARKS, sizeof(*cl->marks));
+		if (!cl->marks) {
+			rex_report_errno("calloc", ENOMEM);
+			return -ENOMEM;
+		}
 		return 0;
+	}
 	cl->max_samples = cl->o.duration > 0          ? MAX_SAMPLES
 	                  : cl->o.iters < MAX_SAMPLES ? cl->o.iters
 	                                              : MAX_SAMPLES;
