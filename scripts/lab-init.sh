@@ -9,13 +9,16 @@
 #   1. mount /proc, /sys, /dev and load the modules Soft-RoCE needs
 #   2. mount the host root (read-only), the repository and the run folder
 #      (read-write), all over virtio-9p
-#   3. give a dummy interface an address that exists only inside this VM and
-#      put an rxe device on it
+#   3. give a dummy interface (one VM) or eth0 (two VMs) an address that
+#      exists only inside this VM or on the wire between the two, and put an
+#      rxe device on it (scripts/rxe-up, which the Vagrantfile uses too)
 #   4. run the command from the run folder as root in a chroot of the host
 #   5. write the command's exit status to the run folder and power off
 #
 # The run folder holds: repo (path of the repository), addr (IPv4 address for
-# RDMA), env (shell assignments to export), cmd (the command, shell-quoted).
+# RDMA), env (shell assignments to export), cmd (the command, shell-quoted),
+# and for a VM of a two-VM run netdev ("eth0") and wire (its role; the shared
+# folder "wire" is then mounted at /run/wire).
 # Lines starting with "lab:" go to the console so the caller can follow along.
 
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /host /lab
@@ -35,7 +38,7 @@ mount -t devtmpfs dev /dev
 # crc32_generic first: rxe asks the crypto layer for "crc32" when a device is
 # added, and without it "rdma link add" fails with "No such file or directory".
 for m in crc32_generic virtio_pci virtio_net 9pnet_virtio 9p dummy \
-	rdma_rxe ib_uverbs rdma_ucm; do
+	rdma_rxe ib_uverbs rdma_ucm sch_netem; do
 	modprobe "$m" || { say "modprobe $m failed"; stop; }
 done
 
@@ -69,19 +72,32 @@ mount -t 9p -o "$p9" repo "/host$repo" || fail "mounting the repository at $repo
 mkdir -p /host/run/lab
 mount -o bind /lab /host/run/lab || fail "binding the run folder failed"
 
-# Soft-RoCE on a dummy interface: the address exists only inside this VM, and
-# two processes on the same rxe device talk through rxe's internal loopback.
-# (rdma_cm cannot use 127.0.0.1: rxe on "lo" has no route for the CM.)
+# Soft-RoCE. One VM: on a dummy interface whose address exists only inside
+# this VM; two processes on the same rxe device talk through rxe's internal
+# loopback. (rdma_cm cannot use 127.0.0.1: rxe on "lo" has no route for the
+# CM.) Two VMs ("scripts/lab pair --two-vms"): on eth0, the virtual wire
+# between them, with an address that exists only on that wire. Either way
+# scripts/rxe-up, the Vagrantfile's script too, adds rxe0.
 addr=$(cat /lab/addr)
+netdev=dummy0
+[ -e /lab/netdev ] && netdev=$(cat /lab/netdev)
 in_host() { chroot /host "$@"; }
 in_host ip link set lo up || fail "ip link set lo up failed"
-# Loading the dummy module already made dummy0; make it only if it is missing.
-in_host ip link show dummy0 >/dev/null 2>&1 ||
-	in_host ip link add dummy0 type dummy || fail "ip link add dummy0 failed"
-in_host ip addr add "$addr/24" dev dummy0 || fail "ip addr add $addr failed"
-in_host ip link set dummy0 up || fail "ip link set dummy0 up failed"
-in_host rdma link add rxe0 type rxe netdev dummy0 || fail "rdma link add rxe0 failed"
-say "rxe0 is up on dummy0 with $addr; running the command"
+if [ "$netdev" = dummy0 ]; then
+	# Loading the dummy module already made dummy0; make it only if it is missing.
+	in_host ip link show dummy0 >/dev/null 2>&1 ||
+		in_host ip link add dummy0 type dummy || fail "ip link add dummy0 failed"
+fi
+in_host ip addr add "$addr/24" dev "$netdev" || fail "ip addr add $addr failed"
+in_host ip link set "$netdev" up || fail "ip link set $netdev up failed"
+in_host sh "$repo/scripts/rxe-up" "$addr" >/dev/null 2>/lab/rxe-up.err ||
+	fail "$(cat /lab/rxe-up.err)"
+# The folder both VMs of a two-VM run share (scripts/lab, --two-vms).
+if [ -e /lab/wire ]; then
+	mkdir -p /host/run/wire
+	mount -t 9p -o "$p9" wire /host/run/wire || fail "mounting the shared wire folder failed"
+fi
+say "rxe0 is up on $netdev with $addr; running the command"
 
 chroot /host /bin/bash -c '
 	. /run/lab/env

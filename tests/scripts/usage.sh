@@ -39,6 +39,12 @@ expect 2 "pair wants two commands" lab pair a b c
 expect 2 "--timeout wants whole seconds" lab pair --timeout soon a b
 expect 2 "unknown option '--frobnicate'" lab pair --frobnicate a b
 expect 2 "no command given after --" lab run --
+expect 2 "capture wants two commands" lab capture 'only the server'
+expect 2 "unknown option '--two-vms'" lab capture --two-vms a b
+expect 2 "unknown option '--out'" lab pair --out x a b
+expect 2 "--out needs a file name" lab capture --out
+expect 0 "^scripts/rxe-up: " rxe-up --help
+expect 2 "one address prefix is needed" rxe-up
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
 
