@@ -12,7 +12,8 @@ PATH=$PATH:/usr/sbin:/sbin
 REX_PKGS_BUILD="gcc clang make cmake pkg-config libibverbs-dev librdmacm-dev"
 # python3: 06-mr-pool.regcost_run parses the JSON of regcost with it.
 REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
-REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod"
+# tcpdump and tshark: "scripts/lab capture" and scripts/wire-trace (the wire tests).
+REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod tcpdump tshark"
 REX_PKGS_DOCS="doxygen graphviz mscgen"
 
 rex_say() { printf '%s: %s\n' "${REX_SCRIPT:-rex}" "$*" >&2; }

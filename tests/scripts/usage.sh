@@ -27,7 +27,7 @@ expect() {
 	fi
 }
 
-for script in lab pair tour check; do
+for script in lab pair tour check wire-trace; do
 	for flag in -h --help; do
 		expect 0 "^scripts/$script: " "$script" "$flag"
 	done
@@ -45,6 +45,7 @@ expect 2 "unknown option '--out'" lab pair --out x a b
 expect 2 "--out needs a file name" lab capture --out
 expect 0 "^scripts/rxe-up: " rxe-up --help
 expect 2 "one address prefix is needed" rxe-up
+expect 2 "one capture file is needed" wire-trace
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
 
