@@ -12,6 +12,7 @@ standard library, perftest's programs, our two programs and gnuplot.
 import argparse
 import datetime
 import json
+import math
 import os
 import re
 import select
@@ -165,6 +166,10 @@ def parse_perftest(lines, mode):
         if line.lstrip().startswith("#bytes") and i + 1 < len(lines):
             v = lines[i + 1].split()
             try:
+                # perftest prints "inf" or "nan" for a time it could not
+                # measure: no result then (and JSON has no such numbers).
+                if not all(math.isfinite(float(x)) for x in v[:9 if mode == "lat" else 5]):
+                    return None
                 if mode == "bw":
                     return {"bytes": int(v[0]), "iterations": int(v[1]),
                             "bw_peak_mib_s": float(v[2]), "bw_avg_mib_s": float(v[3]),
