@@ -61,9 +61,12 @@
 #define BW_SIGNAL      100  /* one signalled completion per 100 work requests ... */
 #define BW_SIGNAL_SIZE 8192 /* ... up to 8 KiB; above, every one (as perftest) */
 #define LAT_WARMUP     100
-#define SWEEP_MIN      2u
-#define SWEEP_MAX      (8u << 20)
-#define MAX_ROWS       32
+/* Bandwidth warm-up: DEPTH messages, but no more than this many bytes, so a
+ * sweep's large sizes do not spend more time warming up than measuring. */
+#define BW_WARMUP_BYTES (8u << 20)
+#define SWEEP_MIN       2u
+#define SWEEP_MAX       (8u << 20)
+#define MAX_ROWS        32
 /* Latency samples kept, 8 bytes each (32 MiB). */
 #define MAX_SAMPLES  (4u << 20)
 #define CLIENT_RECVS 16 /* control messages and latency answers */
@@ -175,15 +178,16 @@ static void usage(FILE *f)
 	    "                 1 above %u bytes, as perftest; at most DEPTH; lat: 1)\n"
 	    "  -I SIZE        inline data up to SIZE bytes (default 0)\n"
 	    "  -e             wait on completion channels instead of busy polling\n"
-	    "  -w ITERATIONS  warm-up before each timed run (default DEPTH in bw, %u in lat)\n"
+	    "  -w ITERATIONS  warm-up before each timed run (default in bw: DEPTH messages,\n"
+	    "                 at most 8 MiB of them; in lat: %u)\n"
 	    "  --json FILE    write the results as JSON\n"
 	    "  --csv FILE     write the results as CSV\n"
 	    "  -v             debug lines to stderr\n"
 	    "  -h             this help\n"
 	    "Latency is reported as perftest does: SEND, WRITE and WRITE WITH IMM are half\n"
 	    "the round trip of a ping-pong, READ the full round trip; the two largest\n"
-	    "samples are dropped. BW peak is the best rate over any 1 ms of completions\n"
-	    "(at least the average); MiB/s are 2^20 bytes per second.\n",
+	    "samples are dropped. BW peak is the best rate over any stretch of the run that\n"
+	    "carries 1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
 	    PROGRAM, REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS, LAT_ITERS,
 	    BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE, LAT_WARMUP);
 }
@@ -1176,7 +1180,11 @@ static int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	double peak = 0;
 	size_t kept = 0;
 	uint64_t n = o->duration > 0 ? 0 : o->iters;
+	uint64_t warmup = o->warmup;
 	int ret;
+
+	if (o->mode == BENCH_MODE_BW && !o->warmup_set && warmup * size > BW_WARMUP_BYTES)
+		warmup = BW_WARMUP_BYTES / size > 0 ? BW_WARMUP_BYTES / size : 1;
 
 	ret = start_size(cl, size);
 	if (ret)
@@ -1184,9 +1192,9 @@ static int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	if (!o->events)
 		set_busy_polled(cl, true);
 	/* Warm-up: the same path, untimed. */
-	if (o->warmup)
-		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, o->warmup, 0, &peak)
-		                               : run_lat(cl, o->warmup, 0, false, &kept);
+	if (warmup)
+		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, warmup, 0, &peak)
+		                               : run_lat(cl, warmup, 0, false, &kept);
 	if (ret)
 		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);
