@@ -897,6 +897,7 @@ static int look_at_loop(struct client *cl)
 	return 0;
 }
 
+/* [bw-peak] */
 /* Note the bytes completed at time \p t (see struct bw_mark). */
 static void mark(struct client *cl, uint64_t t)
 {
@@ -940,6 +941,7 @@ static double peak_rate(const struct client *cl)
 	}
 	return best;
 }
+/* [bw-peak] */
 
 /* [bw] */
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
