@@ -448,7 +448,7 @@ def plot(out, table):
 
 
 def gnuplot(out, png, lines):
-    script = "\n".join(["set terminal pngcairo size 1000,600 font 'Sans,10'",
+    script = "\n".join(["set terminal pngcairo noenhanced size 1000,600 font 'Sans,10'",
                         f"set output '{png}'"] + lines) + "\n"
     with open(f"{out}/{png[:-4]}.gp", "w") as f:
         f.write(script)
