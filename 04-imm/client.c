@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,10 @@
  * when we hold no slot. A live server returns credits within microseconds;
  * one that never does must not keep us waiting for ever. */
 #define COMPLETION_TIMEOUT_MS 10000
+/* After a failed completion, how long to look for the CM's disconnect, in
+ * ms: a server that dies takes its memory with it, so a WRITE in flight can
+ * fail (remote access error) a moment before its disconnect arrives. */
+#define GONE_GRACE_MS 2000
 /* Address and route resolution and each CM step, in ms. */
 #define CM_TIMEOUT_MS 5000
 /* After the disconnect, how long work requests still posted may take to
@@ -356,6 +361,15 @@ static int take_credit(struct client *c, const struct ibv_wc *wc)
 }
 /* [take-credit] */
 
+/* Whether a CM event (the disconnect of a server that died) arrives within
+ * GONE_GRACE_MS. The event stays on the channel for the disconnect path. */
+static bool server_went_away(struct client *c)
+{
+	struct pollfd p = {.fd = c->conn->channel->fd, .events = POLLIN};
+
+	return poll(&p, 1, GONE_GRACE_MS) == 1;
+}
+
 /* [wait-completions] */
 static int wait_for_completions(struct client *c)
 {
@@ -391,6 +405,13 @@ static int wait_for_completions(struct client *c)
 	for (i = 0; i < n; i++) {
 		uint32_t kind = rex_wr_id_kind(wc[i].wr_id);
 
+		if (wc[i].status != IBV_WC_SUCCESS && server_went_away(c)) {
+			fprintf(stderr,
+			        "client: the server went away (disconnected): %" PRIu64
+			        " of %" PRIu64 " messages written (the last failed: %s)\n",
+			        c->written, c->opts.count, ibv_wc_status_str(wc[i].status));
+			return -ECONNRESET;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			/* The message starts with our program's name. */
 			rex_report_wc(kind == IM_WR_WRITE  ? "RDMA WRITE WITH IMM"
