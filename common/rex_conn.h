@@ -62,6 +62,14 @@ struct rex_conn_attr {
 	 *  means "forever" in the spec, and a peer that never posts a receive
 	 *  would hang the sender. At most 6. */
 	uint8_t rnr_retry_count;
+	/** Local ACK timeout, as an exponent (5 bits): a packet the peer has not
+	 *  acknowledged within 4.096 us x 2^ack_timeout is sent again, and after
+	 *  retry_count resends the work request fails with
+	 *  IBV_WC_RETRY_EXC_ERR. A peer that went silent is therefore noticed
+	 *  after about (retry_count + 1) x 4.096 us x 2^ack_timeout. Each side
+	 *  sets its own. 0 leaves rdma_cm's choice (for RoCE on Linux 6.1: 19,
+	 *  2.1 s a try, 15 s with 6 retries). */
+	uint8_t ack_timeout;
 	int timeout_ms;          /**< for address and route resolution and for each CM wait */
 };
 

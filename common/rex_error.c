@@ -211,9 +211,42 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 	}
 }
 
+/* The enum's names of the statuses (ibv_wc_status_str() gives the prose). */
+static const char *wc_status_name(enum ibv_wc_status status)
+{
+	static const char *const names[] = {
+	    [IBV_WC_SUCCESS] = "IBV_WC_SUCCESS",
+	    [IBV_WC_LOC_LEN_ERR] = "IBV_WC_LOC_LEN_ERR",
+	    [IBV_WC_LOC_QP_OP_ERR] = "IBV_WC_LOC_QP_OP_ERR",
+	    [IBV_WC_LOC_EEC_OP_ERR] = "IBV_WC_LOC_EEC_OP_ERR",
+	    [IBV_WC_LOC_PROT_ERR] = "IBV_WC_LOC_PROT_ERR",
+	    [IBV_WC_WR_FLUSH_ERR] = "IBV_WC_WR_FLUSH_ERR",
+	    [IBV_WC_MW_BIND_ERR] = "IBV_WC_MW_BIND_ERR",
+	    [IBV_WC_BAD_RESP_ERR] = "IBV_WC_BAD_RESP_ERR",
+	    [IBV_WC_LOC_ACCESS_ERR] = "IBV_WC_LOC_ACCESS_ERR",
+	    [IBV_WC_REM_INV_REQ_ERR] = "IBV_WC_REM_INV_REQ_ERR",
+	    [IBV_WC_REM_ACCESS_ERR] = "IBV_WC_REM_ACCESS_ERR",
+	    [IBV_WC_REM_OP_ERR] = "IBV_WC_REM_OP_ERR",
+	    [IBV_WC_RETRY_EXC_ERR] = "IBV_WC_RETRY_EXC_ERR",
+	    [IBV_WC_RNR_RETRY_EXC_ERR] = "IBV_WC_RNR_RETRY_EXC_ERR",
+	    [IBV_WC_LOC_RDD_VIOL_ERR] = "IBV_WC_LOC_RDD_VIOL_ERR",
+	    [IBV_WC_REM_INV_RD_REQ_ERR] = "IBV_WC_REM_INV_RD_REQ_ERR",
+	    [IBV_WC_REM_ABORT_ERR] = "IBV_WC_REM_ABORT_ERR",
+	    [IBV_WC_INV_EECN_ERR] = "IBV_WC_INV_EECN_ERR",
+	    [IBV_WC_INV_EEC_STATE_ERR] = "IBV_WC_INV_EEC_STATE_ERR",
+	    [IBV_WC_FATAL_ERR] = "IBV_WC_FATAL_ERR",
+	    [IBV_WC_RESP_TIMEOUT_ERR] = "IBV_WC_RESP_TIMEOUT_ERR",
+	    [IBV_WC_GENERAL_ERR] = "IBV_WC_GENERAL_ERR",
+	};
+
+	if ((unsigned)status < sizeof(names) / sizeof(names[0]) && names[status])
+		return names[status];
+	return "status";
+}
+
 int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc)
 {
-	char opcode_num[16];
+	char opcode_text[32] = "";
 	const char *opcode;
 	const char *hint;
 	int n;
@@ -223,17 +256,22 @@ int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *
 	if (!wc)
 		return snprintf(buf, len, "%s: work completion failed: (no work completion)", what);
 
-	opcode = wc_opcode_name(wc->opcode);
-	if (!opcode) {
-		snprintf(opcode_num, sizeof(opcode_num), "%d", (int)wc->opcode);
-		opcode = opcode_num;
+	/* The opcode is valid only in a successful completion (ibv_poll_cq(3)):
+	 * a failed one names its work request by wr_id alone. */
+	if (wc->status == IBV_WC_SUCCESS) {
+		opcode = wc_opcode_name(wc->opcode);
+		if (opcode)
+			snprintf(opcode_text, sizeof(opcode_text), ", opcode %s", opcode);
+		else
+			snprintf(opcode_text, sizeof(opcode_text), ", opcode %d", (int)wc->opcode);
 	}
 	hint = rex_wc_hint(wc->status);
 	n = snprintf(buf, len,
-	             "%s: work completion failed: %s (status %d, wr_id %" PRIu64
-	             ", opcode %s, vendor_err 0x%" PRIx32 ")%s%s",
-	             what, ibv_wc_status_str(wc->status), (int)wc->status, wc->wr_id, opcode,
-	             wc->vendor_err, hint ? "\n  hint: " : "", hint ? hint : "");
+	             "%s: work completion failed: %s (%s %d, wr_id %" PRIu64
+	             "%s, vendor_err 0x%" PRIx32 ")%s%s",
+	             what, ibv_wc_status_str(wc->status), wc_status_name(wc->status),
+	             (int)wc->status, wc->wr_id, opcode_text, wc->vendor_err,
+	             hint ? "\n  hint: " : "", hint ? hint : "");
 	return n;
 }
 

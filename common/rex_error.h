@@ -13,7 +13,8 @@
  *       hint: ...
  *
  * Failed work completions go to rex_report_wc(), which prints the status text
- * (`ibv_wc_status_str()`), the status number, `wr_id`, opcode and `vendor_err`.
+ * (`ibv_wc_status_str()`), the status's name and number, `wr_id` and
+ * `vendor_err`.
  *
  * Every line the helpers of common/ print starts with the program's name
  * (glibc's `program_invocation_short_name`), so a message in a log that many
@@ -105,13 +106,16 @@ const char *rex_wc_hint(enum ibv_wc_status status);
 
 /**
  * \brief Format a failed work completion into \p buf:
- *        "what: work completion failed: <status text> (status N, wr_id W, opcode O, vendor_err 0xV)"
+ *        "what: work completion failed: <status text> (NAME N, wr_id W, vendor_err 0xV)"
  *        and, when there is one, "\n  hint: ...".
  *
- * W is decimal; O is a name such as IBV_WC_SEND, or a number. Note that
- * ibv_poll_cq(3) guarantees only wr_id, status, qp_num and vendor_err of a
- * failed completion: the opcode is printed as the device left it, and may
- * not say which operation failed (keep that in wr_id).
+ * NAME is the status's name in enum ibv_wc_status, such as
+ * IBV_WC_RETRY_EXC_ERR ("status" for one this file does not know); N its
+ * number; W is decimal. ibv_poll_cq(3) guarantees only wr_id, status,
+ * qp_num and vendor_err of a failed completion, so the opcode is left out
+ * (keep which operation it was in wr_id). A successful completion the
+ * caller did not expect gets ", opcode O" after W: a name such as
+ * IBV_WC_SEND, or a number.
  *
  * \return as rex_format_errno().
  */

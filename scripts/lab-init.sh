@@ -37,8 +37,8 @@ mount -t devtmpfs dev /dev
 
 # crc32_generic first: rxe asks the crypto layer for "crc32" when a device is
 # added, and without it "rdma link add" fails with "No such file or directory".
-for m in crc32_generic virtio_pci virtio_net 9pnet_virtio 9p dummy \
-	rdma_rxe ib_uverbs rdma_ucm sch_netem; do
+# The list is scripts/lab's LAB_MODULES, written into the initramfs as /modules.
+for m in $(cat /modules); do
 	modprobe "$m" || { say "modprobe $m failed"; stop; }
 done
 
