@@ -242,11 +242,14 @@ static int connect_to_server(struct client *c)
 	       (unsigned)hello.credits, (unsigned)hello.max_payload,
 	       hello.max_payload == 1 ? "" : "s");
 
-	/* rnr_retry came from the server's accept (see the walkthrough). */
-	if (c->opts.verbose && ibv_query_qp(c->conn->qp, &qp_attr,
-	                                    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &init_attr) == 0)
-		rex_debug(c->opts.verbose, "client", "queue pair retry_cnt %u, rnr_retry %u",
-		          (unsigned)qp_attr.retry_cnt, (unsigned)qp_attr.rnr_retry);
+	/* rnr_retry came from the server's accept (see the walkthrough); the
+	 * local ACK timeout is our own (rex_conn_attr.ack_timeout). */
+	if (c->opts.verbose &&
+	    ibv_query_qp(c->conn->qp, &qp_attr, IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT,
+	                 &init_attr) == 0)
+		rex_debug(c->opts.verbose, "client", "queue pair retry_cnt %u, rnr_retry %u, timeout %u",
+		          (unsigned)qp_attr.retry_cnt, (unsigned)qp_attr.rnr_retry,
+		          (unsigned)qp_attr.timeout);
 	return 0;
 }
 /* [connect] */

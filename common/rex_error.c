@@ -171,6 +171,10 @@ const char *rex_wc_hint(enum ibv_wc_status status)
 	case IBV_WC_LOC_ACCESS_ERR:
 		return "the local memory region lacks an access flag this operation needs "
 		       "(a receive or RDMA READ target needs IBV_ACCESS_LOCAL_WRITE)";
+	case IBV_WC_LOC_QP_OP_ERR:
+		return "this side's device could not carry out the request: a receive with "
+		       "no room for what arrived, or (Soft-RoCE) a send with no route to the "
+		       "peer, its network interface down";
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the queue pair went to the error state: an earlier failure or a "
 		       "disconnect flushed this request; the first failed completion says why";

@@ -10,7 +10,7 @@
 #   tests/wire/wire-test.sh CHAPTER [OUT.txt]
 #
 # CHAPTER is 01 .. 06. OUT.txt: where to keep the trace (the pages' traces in
-# docs/wire/ are made this way, see scripts/wire-docs). Runs on the host: it
+# docs/wire/ are made this way: each page names the command). Runs on the host: it
 # boots its own VMs (skipped inside the lab VM). Exit: 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
