@@ -12,10 +12,12 @@
 #   ctrl-c   SIGINT to its whole process group, as a terminal's Ctrl-C   130
 #   kill     SIGKILL to scripts/lab                  137 (it cannot clean up itself)
 #   time     RDMA_LAB_TIMEOUT=5 runs out             125, "ran out of time"
-# Each runs "scripts/lab run -- sleep 600" in the VM, waits until the console
-# says "lab: rxe0 is up" (except "time"), ends it, and then requires that its
-# QEMU (the lab's child, the pid in its -pidfile) and its run folder are gone
-# within 5 s. Other VMs on this machine are left alone.
+#   two      SIGTERM to "scripts/lab pair --two-vms"  143, both VMs gone
+# Each runs "scripts/lab run -- sleep 600" in the VM ("two": a pair of
+# sleeps, one in each VM), waits until the console says "lab: rxe0 is up"
+# (except "time"; "two": both VMs), ends it, and then requires that its QEMUs
+# (the lab's children, the pids in their -pidfile) and its run folder are
+# gone within 5 s. Other VMs on this machine are left alone.
 #
 # Runs on the host, never inside the lab VM (label "lab": scripts/check runs
 # these tests on the host). It uses the lab cache as scripts/lab does
@@ -34,7 +36,7 @@ if [ "${RDMA_LAB:-}" = vm ]; then
 fi
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(term int ctrl-c kill time)
+[ ${#cases[@]} -gt 0 ] || cases=(term int ctrl-c kill time two)
 
 "$LAB" prepare
 
@@ -46,7 +48,14 @@ trap 'rm -rf "$work"' EXIT
 alive() {
 	local state
 	state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	[[ $state != Z* ]] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2/qemu.pid"
+	[[ $state != Z* ]] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2/"
+}
+# any_alive RUN PID...: one of the PIDs is still a QEMU of RUN.
+any_alive() {
+	local run=$1 pid
+	shift
+	for pid in "$@"; do alive "$pid" "$run" && return 0; done
+	return 1
 }
 
 # run_case NAME: one case; says PASS or FAIL (with the lab's output) and
@@ -60,38 +69,48 @@ run_case() {
 	ctrl-c) signal=INT expect_rc=130 ;;
 	kill) signal=KILL expect_rc=137 ;;
 	time) expect_rc=125 limit=(RDMA_LAB_TIMEOUT=5) ;;
+	two) signal=TERM expect_rc=143 ;;
 	*) echo "$name: FAIL: no such case"; return 1 ;;
 	esac
 	fail() {
 		echo "$name: FAIL: $*"
 		sed 's/^/  | /' "$out"
-		[ -z "$qemu" ] || ! alive "$qemu" "$run" || kill -KILL "$qemu"
+		local pid
+		for pid in $qemu; do ! alive "$pid" "$run" || kill -KILL "$pid"; done
 		return 1
 	}
+	local cmd=(run -- sleep 600) vms=1 booted='^lab: rxe0 is up'
+	if [ "$name" = two ]; then
+		cmd=(pair --two-vms --timeout 600 'echo two: listening; exec sleep 600' 'exec sleep 600')
+		vms=2 booted='^\[(server|client)-vm\] lab: rxe0 is up'
+	fi
 
 	# setsid: its own process group, like a command started from a terminal.
 	# env --default-signal: a background job of a script ignores SIGINT, and
 	# the lab could not trap it.
 	setsid env --default-signal=INT RDMA_LAB_FORCE_VM=1 RDMA_LAB_CPUS=1 RDMA_LAB_MEM=512 \
-		${limit[@]+"${limit[@]}"} "$LAB" run -- sleep 600 >"$out" 2>&1 &
-	local lab=$! started=$SECONDS
-	# QEMU is the lab's child; the folder of its pidfile is the run folder.
+		${limit[@]+"${limit[@]}"} "$LAB" "${cmd[@]}" >"$out" 2>&1 &
+	local lab=$! started=$SECONDS first
+	# QEMU is the lab's child; the folder of its pidfile is the run folder
+	# (two VMs: the run folder's server/ and client/).
 	for ((i = 0; i < BOOT_LIMIT * 10; i++)); do
-		qemu=$(pgrep -P "$lab" -x qemu-system-x86 || true)
-		[ -z "$qemu" ] || break
+		qemu=$(pgrep -P "$lab" -x qemu-system-x86 | xargs || true)
+		[ "$(wc -w <<<"$qemu")" -lt "$vms" ] || break
 		kill -0 "$lab" 2>/dev/null || fail "scripts/lab ended before it started QEMU" || return 1
 		sleep 0.1
 	done
-	[ -n "$qemu" ] || fail "no QEMU after ${BOOT_LIMIT}s" || return 1
-	run=$(tr '\0' '\n' <"/proc/$qemu/cmdline" | sed -n 's|/qemu.pid$||p')
-	[ -d "$run" ] || fail "QEMU $qemu has no run folder ($run)" || return 1
+	[ "$(wc -w <<<"$qemu")" -eq "$vms" ] || fail "not $vms QEMU after ${BOOT_LIMIT}s: '$qemu'" || return 1
+	first=${qemu%% *}
+	run=$(tr '\0' '\n' <"/proc/$first/cmdline" | sed -n 's|/qemu.pid$||p')
+	[ "$vms" -eq 1 ] || run=$(dirname "$run")
+	[ -d "$run" ] || fail "QEMU $first has no run folder ($run)" || return 1
 	if [ -n "$signal" ]; then
-		until grep -q '^lab: rxe0 is up' "$out"; do
+		until [ "$(grep -cE "$booted" "$out")" -ge "$vms" ]; do
 			[ $((SECONDS - started)) -lt "$BOOT_LIMIT" ] || fail "the VM did not boot within ${BOOT_LIMIT}s" || return 1
 			kill -0 "$lab" 2>/dev/null || fail "scripts/lab ended before the VM booted" || return 1
 			sleep 0.1
 		done
-		[ "$(cat "$run/qemu.pid" 2>/dev/null)" = "$qemu" ] || fail "$run/qemu.pid is not $qemu" || return 1
+		[ "$vms" -eq 2 ] || [ "$(cat "$run/qemu.pid" 2>/dev/null)" = "$qemu" ] || fail "$run/qemu.pid is not $qemu" || return 1
 		target=$lab
 		[ "$name" = ctrl-c ] && target=-$lab # the process group
 		kill -s "$signal" -- "$target"
@@ -103,10 +122,12 @@ run_case() {
 		grep -q 'ran out of time' "$out" || fail "no 'ran out of time' message" || return 1
 	fi
 	for ((i = 0; i < GONE_LIMIT * 10; i++)); do
-		! alive "$qemu" "$run" && [ ! -e "$run" ] && break
+		# shellcheck disable=SC2086 # $qemu: one or two pids
+		! any_alive "$run" $qemu && [ ! -e "$run" ] && break
 		sleep 0.1
 	done
-	! alive "$qemu" "$run" || fail "QEMU $qemu still runs ${GONE_LIMIT}s after scripts/lab ended" || return 1
+	# shellcheck disable=SC2086
+	! any_alive "$run" $qemu || fail "QEMU $qemu still runs ${GONE_LIMIT}s after scripts/lab ended" || return 1
 	[ ! -e "$run" ] || fail "the run folder $run is still there ${GONE_LIMIT}s after scripts/lab ended" || return 1
 	echo "$name: PASS (${signal:+SIG$signal after the boot, }exit $rc; QEMU $qemu and its run folder gone; $((SECONDS - started)) s, $((SECONDS - ended)) s to end)"
 }

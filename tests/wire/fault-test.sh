@@ -132,9 +132,16 @@ loss-*)
 		dir=$(awk '{ print $2 }' <<<"$packet")
 		end=$(awk -v from="$line" -v dir="$dir" -v psn="$missing" \
 			'NR > from && $2 == dir && substr($0, 53, 9) + 0 == psn { print NR; exit }' "$t")
-		[ "$kind" = gap ] && [ -n "$end" ] && [ "$end" -le $((line + 30)) ] || end=$((line + 6))
+		[ "$kind" = gap ] && [ -n "$end" ] || end=$((line + 4))
 		[ "$kind" = late ] && end=$((line + 2))
-		{ head -n 1 "$t"; sed -n "$((line > 6 ? line - 4 : 2)),$((end + 2))p" "$t"
+		{ head -n 1 "$t"
+		  if [ "$end" -le $((line + 16)) ]; then
+			sed -n "$((line > 6 ? line - 4 : 2)),$((end + 2))p" "$t"
+		  else # a long way to the packet sent again: the two ends
+			sed -n "$((line > 6 ? line - 4 : 2)),$((line + 6))p" "$t"
+			echo "      ...  ($((end - line - 9)) packets left out)"
+			sed -n "$((end - 2)),$((end + 2))p" "$t"
+		  fi
 		  echo "(in all $(($(wc -l <"$t") - 1)) packets; sent again after a loss: $gaps after a gap, $late after a timeout)"; } >"$keep"
 	fi
 	;;
