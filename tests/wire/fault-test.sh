@@ -69,22 +69,12 @@ esac
 prog=${server##*exec }
 [ -x "${prog%% *}" ] || { echo "SKIP: ${prog%% *} is not built"; exit 77; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fault-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-
-start=$SECONDS
-rc=0
+# shellcheck source=capture.sh
+. "$(dirname "${BASH_SOURCE[0]}")/capture.sh"
 # The server's waits after a link went down (10 s, then 5 s for the
 # disconnect) are longer than scripts/pair's grace for it: give it 30 s.
-REX_PAIR_GRACE=30 "$ROOT/scripts/lab" capture --out "$work/wire.pcap" --timeout 150 ${stop[@]+"${stop[@]}"} "$server" "$client" >"$work/lab.out" 2>&1 || rc=$?
-took=$((SECONDS - start))
-sed 's/^/  | /' "$work/lab.out"
-out=$work/lab.out
-t=$work/trace.txt
-[ -s "$work/wire.pcap" ] || { echo "FAIL: no capture (scripts/lab capture exited with $rc after ${took}s)"; exit 1; }
-"$ROOT/scripts/wire-trace" "$work/wire.pcap" >"$t" || { echo "FAIL: scripts/wire-trace failed"; exit 1; }
+export REX_PAIR_GRACE=30
+wire_capture fault-test 150
 
 expect() { grep -qE -- "$1" "$out" || fail "no line matching '$1'"; }
 

@@ -35,21 +35,12 @@ case "$chapter" in
 esac
 [ -x "${server%% *}" ] || { echo "SKIP: ${server%% *} is not built"; exit 77; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/wire-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-
-start=$SECONDS
-rc=0
-"$ROOT/scripts/lab" capture --out "$work/wire.pcap" --timeout 120 ${stop[@]+"${stop[@]}"} "$server" "$client" >"$work/lab.out" 2>&1 || rc=$?
-took=$((SECONDS - start))
-sed 's/^/  | /' "$work/lab.out"
+# shellcheck source=capture.sh
+. "$(dirname "${BASH_SOURCE[0]}")/capture.sh"
+wire_capture wire-test 120
 [ "$rc" -eq 0 ] || { echo "FAIL: scripts/lab capture exited with $rc after ${took}s"; exit 1; }
-"$ROOT/scripts/wire-trace" "$work/wire.pcap" >"$work/trace.txt" || { echo "FAIL: scripts/wire-trace failed"; exit 1; }
 # The kept trace (a page's): its first 60 packets, and a line counting the rest.
 [ -z "$keep" ] || "$ROOT/scripts/wire-trace" --max 60 "$work/wire.pcap" >"$keep" || { echo "FAIL: cannot write $keep"; exit 1; }
-t=$work/trace.txt
 echo "--- trace: $(($(wc -l <"$t") - 1)) packets, the first 40 ---"
 head -n 41 "$t"
 
