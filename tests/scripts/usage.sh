@@ -27,7 +27,7 @@ expect() {
 	fi
 }
 
-for script in lab pair tour check wire-trace; do
+for script in lab pair tour check wire-trace wire-fault; do
 	for flag in -h --help; do
 		expect 0 "^scripts/$script: " "$script" "$flag"
 	done
@@ -46,6 +46,12 @@ expect 2 "--out needs a file name" lab capture --out
 expect 0 "^scripts/rxe-up: " rxe-up --help
 expect 2 "one address prefix is needed" rxe-up
 expect 2 "one capture file is needed" wire-trace
+expect 2 "unknown fault 'frobnicate'" wire-fault frobnicate
+expect 2 "loss wants a percentage" wire-fault loss lots
+expect 2 "expected --after N" wire-fault silent --after soon
+expect 2 "time wants a command" wire-fault time --until x
+# A good command line, here on the host: refused, eth0 untouched.
+expect 1 "runs only inside the two VMs" wire-fault link-down
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
 
