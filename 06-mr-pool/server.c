@@ -631,8 +631,8 @@ static void session_released(struct bc_conn *c)
 	s->served++;
 	if (c->failed || c->drain_cut || ss->bad_runs)
 		s->failed++;
-	printf("server: %s: closed: %" PRIu64 " runs, %" PRIu64 " messages received%s\n", c->name,
-	       ss->runs, ss->messages,
+	printf("server: %s: closed: %" PRIu64 " run%s, %" PRIu64 " message%s received%s\n", c->name,
+	       ss->runs, ss->runs == 1 ? "" : "s", ss->messages, ss->messages == 1 ? "" : "s",
 	       ss->bad_runs                ? ", data differed"
 	       : c->failed || c->drain_cut ? ", failed"
 	                                   : "");
@@ -779,9 +779,9 @@ int main(int argc, char **argv)
 	s.status = REX_EXIT_OK;
 	if (run_loop(&s) == 0)
 		printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64
-		       " runs, %" PRIu64 " messages received\n",
+		       " run%s, %" PRIu64 " message%s received\n",
 		       s.served, s.served == 1 ? "" : "s", s.failed, s.rejected, s.runs,
-		       s.messages);
+		       s.runs == 1 ? "" : "s", s.messages, s.messages == 1 ? "" : "s");
 out_release:
 	if (release_everything(&s))
 		s.status = REX_EXIT_FAILURE;

@@ -250,7 +250,7 @@ static const char *wc_status_name(enum ibv_wc_status status)
 
 int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc)
 {
-	char opcode_text[32] = "";
+	char opcode_text[48] = ""; /* ", opcode " and the longest name */
 	const char *opcode;
 	const char *hint;
 	int n;
