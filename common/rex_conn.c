@@ -39,6 +39,7 @@ void rex_conn_attr_default(struct rex_conn_attr *attr)
 	 * seconds, long before the chapters' own waits (10 s) run out. */
 	attr->ack_timeout = 17;
 	attr->timeout_ms = 5000;
+	attr->disconnect_timeout_ms = 15000;
 }
 
 /* getaddrinfo() for an RDMA address; prints the failure. */
@@ -445,8 +446,11 @@ int rex_conn_disconnect(struct rex_conn *conn)
 		rex_report_errno("rdma_disconnect", errno);
 		return ret;
 	}
-	/* rdma_disconnect() has moved our QP to the error state already. */
-	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
+	/* rdma_disconnect() has moved our QP to the error state already. The
+	 * reply normally comes within milliseconds; the longer wait is for a
+	 * lost packet, which the CM sends again only seconds later. */
+	return rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
+	                   conn->attr.disconnect_timeout_ms, NULL);
 }
 
 int rex_conn_wait_disconnect(struct rex_conn *conn)

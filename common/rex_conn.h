@@ -71,6 +71,12 @@ struct rex_conn_attr {
 	 *  2.1 s a try, 15 s with 6 retries). */
 	uint8_t ack_timeout;
 	int timeout_ms;          /**< for address and route resolution and for each CM wait */
+	/** How long rex_conn_disconnect() waits for the peer's reply. A lost
+	 *  disconnect request or reply is sent again only after the CM's
+	 *  response timeout, about 6.4 s on RoCE (Linux 6.1: 4.096 us x 2^20,
+	 *  plus twice the packet lifetime, 4.096 us x 2^18), so one lost packet
+	 *  would outlast a wait of timeout_ms. The default, 15 s, covers two tries. */
+	int disconnect_timeout_ms;
 };
 
 /**

@@ -71,7 +71,7 @@ prog=${server##*exec }
 
 # shellcheck source=capture.sh
 . "$(dirname "${BASH_SOURCE[0]}")/capture.sh"
-# The server's waits after a link went down (10 s, then 5 s for the
+# The server's waits after a link went down (10 s, then 15 s for the
 # disconnect) are longer than scripts/pair's grace for it: give it 30 s.
 export REX_PAIR_GRACE=30
 wire_capture fault-test 150
