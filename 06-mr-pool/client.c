@@ -52,15 +52,15 @@
 #define PROGRAM "06-mr-pool-client"
 
 /* perftest's defaults (docs: benchmarks.md). */
-#define BW_SIZE        65536
-#define LAT_SIZE       2
-#define BW_ITERS       5000
-#define BW_SEND_ITERS  1000
-#define LAT_ITERS      1000
-#define BW_DEPTH       128
-#define BW_SIGNAL      100  /* one signalled completion per 100 work requests ... */
-#define BW_SIGNAL_SIZE 8192 /* ... up to 8 KiB; above, every one (as perftest) */
-#define LAT_WARMUP     100
+#define BW_SIZE        65536u
+#define LAT_SIZE       2u
+#define BW_ITERS       5000u
+#define BW_SEND_ITERS  1000u
+#define LAT_ITERS      1000u
+#define BW_DEPTH       128u
+#define BW_SIGNAL      100u  /* one signalled completion per 100 work requests ... */
+#define BW_SIGNAL_SIZE 8192u /* ... up to 8 KiB; above, every one (as perftest) */
+#define LAT_WARMUP     100u
 /* Bandwidth warm-up: DEPTH messages, but no more than this many bytes, so a
  * sweep's large sizes do not spend more time warming up than measuring. */
 #define BW_WARMUP_BYTES (8u << 20)
@@ -188,7 +188,7 @@ static void usage(FILE *f)
 	    "the round trip of a ping-pong, READ the full round trip; the two largest\n"
 	    "samples are dropped. BW peak is the best rate over any stretch of the run that\n"
 	    "carries 1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
-	    PROGRAM, REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS, LAT_ITERS,
+	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS, LAT_ITERS,
 	    BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE, LAT_WARMUP);
 }
 
@@ -380,8 +380,9 @@ static size_t sizes(const struct options *o, uint32_t *out)
 static uint32_t largest(const struct options *o)
 {
 	uint32_t list[MAX_ROWS];
+	size_t n = sizes(o, list); /* at least one */
 
-	return list[sizes(o, list) - 1];
+	return list[n - 1];
 }
 
 /* Selective signalling for size \p size: -Q, or perftest's default. */

@@ -49,7 +49,7 @@
 #define DEFAULT_MAX_SIZE (8u << 20) /* -s: the sweep's largest message */
 /* Buffers in the pool: connections served at once. The pool is
  * SERVER_BUFFERS * MAX_SIZE bytes of pinned memory (64 MiB by default). */
-#define SERVER_BUFFERS 8
+#define SERVER_BUFFERS 8u
 /* Receives kept posted when nothing more is needed: control messages and
  * latency pings. Bandwidth SEND and WRITE WITH IMM: twice the client's
  * window and a margin, so the client never meets "receiver not ready". */
@@ -114,7 +114,7 @@ static void usage(FILE *f)
 	        "               (default all); memory is registered for exactly these\n"
 	        "  -v           debug lines to stderr\n"
 	        "  -h           this help\n",
-	        PROGRAM, REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
+	        PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
