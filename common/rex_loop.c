@@ -50,6 +50,7 @@ struct rex_loop {
 	struct rex_loop_timer *timers; /* armed, earliest deadline first */
 	struct rex_loop_task *tasks, *tasks_tail;
 	uint64_t now_ns;
+	unsigned timer_pass; /* counts the passes of timers_due() */
 	bool stop;
 };
 
@@ -208,6 +209,7 @@ int rex_loop_timer_start_at(struct rex_loop *loop, struct rex_loop_timer *timer,
 	if (deadline_ns == 0)
 		deadline_ns = 1; /* 0 means "disarmed" to the timerfd */
 	timer->deadline_ns = deadline_ns;
+	timer->pass = loop->timer_pass;
 	/* A sorted list: a connection's deadlines are few and far apart, so
 	 * inserting walks a short way and firing takes the head. */
 	for (t = loop->timers; t && t->deadline_ns <= deadline_ns; t = t->next)
@@ -246,7 +248,7 @@ bool rex_loop_timer_armed(const struct rex_loop_timer *timer)
 /* The timerfd fired: call every timer whose deadline has passed. */
 static void timers_due(struct rex_loop *loop, uint32_t events, void *arg)
 {
-	uint64_t expirations, now = clock_ns();
+	uint64_t expirations, now;
 	struct rex_loop_timer *t;
 
 	(void)events;
@@ -256,9 +258,17 @@ static void timers_due(struct rex_loop *loop, uint32_t events, void *arg)
 	if (read(loop->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		rex_report_errno("read timerfd", errno);
 	loop->timerfd_ns = 0; /* a fired timerfd is disarmed */
+	/* The functions see the same "now" as the test below (the round's other
+	 * callbacks may have taken a while since it woke up). */
+	loop->now_ns = now = clock_ns();
+	/* A timer started during this pass waits for the next round, even if
+	 * its deadline has passed: else a function that starts its own timer
+	 * for a time already gone would be called again and again, here,
+	 * forever, and the loop would never look at its fds again. */
+	loop->timer_pass++;
 	/* Unlink each before calling it: its function may start it again, cancel
 	 * others, or free it. The head is read again every time. */
-	while ((t = loop->timers) && t->deadline_ns <= now) {
+	while ((t = loop->timers) && t->deadline_ns <= now && t->pass != loop->timer_pass) {
 		unlink_timer(loop, t);
 		t->fn(loop, t->arg);
 	}

@@ -143,6 +143,7 @@ struct rex_loop_timer {
 	struct rex_loop_timer *prev; /**< the one due before it, in the loop's list */
 	struct rex_loop_timer *next; /**< the one due after it */
 	bool armed;                  /**< in the list */
+	unsigned pass;               /**< the loop's timer pass it was armed in */
 };
 
 /**
@@ -268,6 +269,10 @@ void rex_loop_stop(struct rex_loop *loop);
  * \brief The time at which the current round woke up, in nanoseconds of
  *        CLOCK_MONOTONIC: a clock read once per round, cheap enough to stamp
  *        every completion with.
+ *
+ * The loop reads the clock once more before it calls the round's timers:
+ * in a timer's function this is the time against which the loop found the
+ * timer due, so a deadline later than it is in the future for the loop too.
  */
 uint64_t rex_loop_now_ns(const struct rex_loop *loop);
 

@@ -4,7 +4,10 @@
  * whatever order they were started in, not before their deadline; a
  * cancelled timer never fires; starting an armed timer moves it; a timer's
  * function may start it again, cancel another one due in the same round,
- * or free the memory the timer lives in; and in a round where an fd is
+ * or free the memory the timer lives in; a timer its function starts again
+ * for a time already gone fires once a round, not forever in one round (05's
+ * server once spun so, deaf to SIGINT, when a connection's idle deadline fell
+ * between the round's waking and its timers); and in a round where an fd is
  * ready and a timer is due, the fd comes first, and may cancel the timer.
  */
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "rex_loop.h"
 
 #define MS 1000000u /* nanoseconds */
+#define ORDER_MAX 16 /* firings noted in order[] */
 
 struct probe {
 	struct rex_loop_timer timer;
@@ -24,6 +28,7 @@ struct probe {
 	int *fired;
 	struct rex_loop_timer *cancel; /* cancel this one when fired */
 	int restarts;                  /* start again this many times */
+	bool restart_past;             /* ... for a deadline already gone */
 	bool free_self;
 };
 
@@ -31,12 +36,17 @@ static void fire(struct rex_loop *loop, void *arg)
 {
 	struct probe *p = arg;
 
-	p->order[(*p->fired)++] = p->id;
+	if (*p->fired < ORDER_MAX) /* a count past it is checked, not written */
+		p->order[*p->fired] = p->id;
+	(*p->fired)++;
 	if (p->cancel)
 		rex_loop_timer_cancel(loop, p->cancel);
 	if (p->restarts > 0) {
 		p->restarts--;
-		CHECK_INT_EQ(rex_loop_timer_start(loop, &p->timer, 1), 0);
+		if (p->restart_past)
+			CHECK_INT_EQ(rex_loop_timer_start_at(loop, &p->timer, rex_loop_now_ns(loop) - MS), 0);
+		else
+			CHECK_INT_EQ(rex_loop_timer_start(loop, &p->timer, 1), 0);
 	}
 	if (p->free_self)
 		free(p);
@@ -75,7 +85,7 @@ int main(void)
 {
 	struct rex_loop *loop = rex_loop_create();
 	struct probe p[4];
-	int order[16] = {0}, fired = 0, i;
+	int order[ORDER_MAX] = {0}, fired = 0, i;
 	uint64_t start;
 
 	CHECK_TRUE(loop != NULL);
@@ -134,6 +144,22 @@ int main(void)
 	run_until(loop, &fired, 3);
 	CHECK_INT_EQ(fired, 3);
 	CHECK_INT_EQ(order[2], 4);
+
+	/* Started again from its own function for a time already gone: once a
+	 * round, the rounds go on (without the rule, all 100 in one round). */
+	fired = 0;
+	p[3].restarts = 100;
+	p[3].restart_past = true;
+	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[3].timer, 1), 0);
+	run_until(loop, &fired, 1);
+	CHECK_INT_EQ(fired, 1);
+	for (i = 2; i <= 5; i++) {
+		rex_loop_run_once(loop, 1000); /* due at once: no wait */
+		CHECK_INT_EQ(fired, i);
+	}
+	rex_loop_timer_cancel(loop, &p[3].timer);
+	p[3].restarts = 0;
+	p[3].restart_past = false;
 
 	/* Freed by its own function (the sanitizer build would catch a touch
 	 * after the free). */
