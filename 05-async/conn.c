@@ -477,6 +477,14 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 	case REX_STATE_ESTABLISHED:
 		/* Completions only stamp the time; the deadline moves here,
 		 * once per idle period, not once per message. */
+		if (idle_until <= rex_loop_now_ns(loop)) {
+			/* A loop behind with its events may not have heard
+			 * of this CQ yet: look in it before calling it idle. */
+			as_conn_take_completions(c);
+			if (c->state != REX_STATE_ESTABLISHED)
+				break;
+			idle_until = c->active_ns + (uint64_t)AS_IDLE_TIMEOUT_MS * MS;
+		}
 		if (idle_until > rex_loop_now_ns(loop)) {
 			rex_loop_timer_start_at(loop, &c->deadline, idle_until);
 			break;
