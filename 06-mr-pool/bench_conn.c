@@ -162,9 +162,10 @@ int bc_conn_create_queues(struct bc_conn *c, struct bc_device *dev, uint32_t sen
 
 	if (cqe > dev->attr.max_cqe || (int)sends > dev->attr.max_qp_wr ||
 	    (int)recvs > dev->attr.max_qp_wr) {
-		rex_errorf("%s: %s: %u sends and %u receives exceed the device's limits "
-		           "(max_qp_wr %d, max_cqe %d)",
-		           c->who, c->name, sends, recvs, dev->attr.max_qp_wr, dev->attr.max_cqe);
+		fprintf(stderr,
+		        "%s: %s: %u sends and %u receives exceed the device's limits "
+		        "(max_qp_wr %d, max_cqe %d)\n",
+		        c->who, c->name, sends, recvs, dev->attr.max_qp_wr, dev->attr.max_cqe);
 		return -EINVAL;
 	}
 	c->dev = dev;
@@ -269,8 +270,8 @@ int bc_conn_set_state(struct bc_conn *c, enum rex_state to)
 	enum rex_state from = c->state;
 
 	if (rex_state_change(&c->state, to)) {
-		rex_errorf("%s: bug: %s: %s -> %s refused", c->who, c->name, rex_state_name(from),
-		           rex_state_name(to));
+		fprintf(stderr, "%s: bug: %s: %s -> %s refused\n", c->who, c->name,
+		        rex_state_name(from), rex_state_name(to));
 		return -EPERM;
 	}
 	return 0;
@@ -384,7 +385,7 @@ int bc_conn_poll(struct bc_conn *c, struct ibv_wc *wc, int max, int *taken)
 	n = ibv_poll_cq(c->cq, max, wc);
 	if (n <= 0) {
 		if (n < 0) {
-			rex_errorf("%s: %s: ibv_poll_cq failed (%d)", c->who, c->name, n);
+			fprintf(stderr, "%s: %s: ibv_poll_cq failed (%d)\n", c->who, c->name, n);
 			c->cq_dead = true;
 			bc_conn_close(c, true);
 			check_drained(c);
@@ -407,7 +408,7 @@ int bc_conn_poll(struct bc_conn *c, struct ibv_wc *wc, int max, int *taken)
 		    (wc[i].status == IBV_WC_WR_FLUSH_ERR || wc[i].status == IBV_WC_SUCCESS))
 			continue;
 		rex_report_wc(bc_wr_kind(wc[i].wr_id) == BC_WR_RECV ? "receive" : "send", &wc[i]);
-		rex_errorf("%s: %s: closing it", c->who, c->name);
+		fprintf(stderr, "%s: %s: closing it\n", c->who, c->name);
 		bc_conn_close(c, true);
 		closing = true;
 	}
@@ -424,18 +425,19 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 	switch (c->state) {
 	case REX_STATE_RESOLVING:
 	case REX_STATE_CONNECTING:
-		rex_errorf("%s: %s: not established within %d ms: closing it", c->who, c->name,
-		           BC_SETUP_TIMEOUT_MS);
+		fprintf(stderr, "%s: %s: not established within %d ms: closing it\n", c->who,
+		        c->name, BC_SETUP_TIMEOUT_MS);
 		bc_conn_close(c, true);
 		break;
 	case REX_STATE_DRAINING:
 		if (drained(c))
 			break;
-		rex_errorf("%s: %s: still draining after %d ms (%u receives, %llu sends "
-		           "outstanding%s): releasing it, its QP first",
-		           c->who, c->name, BC_DRAIN_TIMEOUT_MS, c->recvs_posted,
-		           (unsigned long long)(c->sq_posted - c->sq_done),
-		           c->await_disconnect ? ", no answer to our disconnect" : "");
+		fprintf(stderr,
+		        "%s: %s: still draining after %d ms (%u receives, %llu sends "
+		        "outstanding%s): releasing it, its QP first\n",
+		        c->who, c->name, BC_DRAIN_TIMEOUT_MS, c->recvs_posted,
+		        (unsigned long long)(c->sq_posted - c->sq_done),
+		        c->await_disconnect ? ", no answer to our disconnect" : "");
 		c->drain_cut = true;
 		rex_loop_post(loop, &c->release);
 		break;
@@ -496,13 +498,13 @@ void bc_async_event(struct rex_loop *loop, const struct ibv_async_event *event, 
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
 		c = event->element.qp->qp_context;
-		rex_errorf("%s: %s: %s: closing it", dev->who, c->name, name);
+		fprintf(stderr, "%s: %s: %s: closing it\n", dev->who, c->name, name);
 		bc_conn_close(c, true);
 		break;
 	case IBV_EVENT_CQ_ERR:
 		lcq = event->element.cq->cq_context;
 		c = lcq->arg;
-		rex_errorf("%s: %s: %s: closing it", dev->who, c->name, name);
+		fprintf(stderr, "%s: %s: %s: closing it\n", dev->who, c->name, name);
 		c->cq_dead = true;
 		bc_conn_close(c, true);
 		check_drained(c);
@@ -512,8 +514,8 @@ void bc_async_event(struct rex_loop *loop, const struct ibv_async_event *event, 
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
 		break;
 	case IBV_EVENT_DEVICE_FATAL:
-		rex_errorf("%s: %s on %s: closing its connections", dev->who, name,
-		           ibv_get_device_name(dev->verbs->device));
+		fprintf(stderr, "%s: %s on %s: closing its connections\n", dev->who, name,
+		        ibv_get_device_name(dev->verbs->device));
 		for (c = dev->conns; c; c = next) {
 			next = c->dev_next;
 			c->cq_dead = true;
@@ -522,7 +524,8 @@ void bc_async_event(struct rex_loop *loop, const struct ibv_async_event *event, 
 		}
 		break;
 	default:
-		rex_errorf("%s: %s on %s", dev->who, name, ibv_get_device_name(dev->verbs->device));
+		fprintf(stderr, "%s: %s on %s\n", dev->who, name,
+		        ibv_get_device_name(dev->verbs->device));
 		break;
 	}
 }
