@@ -457,7 +457,10 @@ int rex_conn_wait_disconnect(struct rex_conn *conn)
 {
 	int ret;
 
-	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED, conn->attr.timeout_ms, NULL);
+	/* The peer's request may be lost and sent again seconds later, as
+	 * rex_conn_disconnect() allows for: the same wait. */
+	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
+	                  conn->attr.disconnect_timeout_ms, NULL);
 	/*
 	 * The peer's disconnect request (DREQ) arrived as DISCONNECTED, but
 	 * nothing has answered it yet: the reply (DREP) goes out only from

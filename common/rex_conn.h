@@ -71,7 +71,8 @@ struct rex_conn_attr {
 	 *  2.1 s a try, 15 s with 6 retries). */
 	uint8_t ack_timeout;
 	int timeout_ms;          /**< for address and route resolution and for each CM wait */
-	/** How long rex_conn_disconnect() waits for the peer's reply. A lost
+	/** How long rex_conn_disconnect() waits for the peer's reply, and
+	 *  rex_conn_wait_disconnect() for the peer's request. A lost
 	 *  disconnect request or reply is sent again only after the CM's
 	 *  response timeout, about 6.4 s on RoCE (Linux 6.1: 4.096 us x 2^20,
 	 *  plus twice the packet lifetime, 4.096 us x 2^18), so one lost packet
@@ -196,8 +197,8 @@ int rex_conn_reject(struct rex_conn *conn, const void *data, uint8_t len);
 int rex_conn_disconnect(struct rex_conn *conn);
 
 /**
- * \brief Wait up to the connection's timeout for the peer's disconnect, then
- *        answer it with rdma_disconnect().
+ * \brief Wait up to rex_conn_attr::disconnect_timeout_ms for the peer's
+ *        disconnect, then answer it with rdma_disconnect().
  *
  * The peer's disconnect request arrives as DISCONNECTED, but nothing answers
  * it until this side calls rdma_disconnect() (or destroys the id): the peer
