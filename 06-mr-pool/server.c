@@ -502,6 +502,15 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	return h->mode == BENCH_MODE_LAT ? answer(ss, ss->size) : 0;
 }
 
+/* A session serves from its accept on: the client's first message may come
+ * before our ESTABLISHED event (its side is established when our accept
+ * reaches it; ours, when its answer reaches us), and our QP takes it. A
+ * START taken and dropped then was never answered. */
+static bool serving(const struct bc_conn *c)
+{
+	return c->state == REX_STATE_CONNECTING || c->state == REX_STATE_ESTABLISHED;
+}
+
 static void poll_session(struct session *ss)
 {
 	struct bc_conn *c = &ss->conn;
@@ -512,18 +521,18 @@ static void poll_session(struct session *ss)
 	do {
 		good = bc_conn_poll(c, wc, BC_WC_BATCH, &taken);
 		reposts = 0;
-		for (i = 0; i < good && c->state == REX_STATE_ESTABLISHED; i++) {
+		for (i = 0; i < good && serving(c); i++) {
 			reposts += bc_wr_kind(wc[i].wr_id) == BC_WR_RECV;
 			if (handle_completion(ss, &wc[i]))
 				bc_conn_close(c, true);
 		}
 		/* The receives taken go back in one chain. */
-		if (reposts && c->state == REX_STATE_ESTABLISHED &&
+		if (reposts && serving(c) &&
 		    bc_conn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
 		                       reposts))
 			bc_conn_close(c, true);
 	} while (taken == BC_WC_BATCH);
-	if (c->state != REX_STATE_ESTABLISHED)
+	if (!serving(c))
 		set_active(ss, false);
 }
 
