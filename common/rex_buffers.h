@@ -80,6 +80,19 @@ static inline uint8_t *rex_buffers_slot(const struct rex_buffers *b, uint32_t i)
 }
 
 /**
+ * \brief The scatter/gather entry of the first \p len bytes of slot \p i:
+ *        for a work request built by the caller (rex_aconn_post_send(), say).
+ */
+static inline struct ibv_sge rex_buffers_sge(const struct rex_buffers *b, uint32_t i, uint32_t len)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)rex_buffers_slot(b, i),
+	                      .length = len,
+	                      .lkey = b->mr->lkey};
+
+	return sge;
+}
+
+/**
  * \brief Post one receive of the whole of slot \p i on \p qp.
  * \param qp     the queue pair (INIT state or later).
  * \param b      the buffers, registered with IBV_ACCESS_LOCAL_WRITE.
@@ -118,6 +131,17 @@ static inline uint64_t rex_wr_id(uint32_t kind, uint32_t slot)
 {
 	return (uint64_t)kind << 32 | slot;
 }
+
+/**
+ * \brief Kinds of work request for rex_wr_id(), shared by the helpers that
+ *        count work requests (rex_aconn.h) and by programs that want no
+ *        kinds of their own. A program may define its own numbers instead.
+ */
+enum rex_wr_kind {
+	REX_WR_SEND = 1,   /**< a send of any opcode (rex_aconn: its number below) */
+	REX_WR_RECV = 2,   /**< a receive (its slot below) */
+	REX_WR_MARKER = 3, /**< rex_aconn's drain marker, never the program's */
+};
 
 /** \brief The kind of a wr_id made by rex_wr_id(). */
 static inline uint32_t rex_wr_id_kind(uint64_t wr_id)

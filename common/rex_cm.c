@@ -342,3 +342,29 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 		rex_report_errno("rdma_destroy_id", errno);
 	return ret;
 }
+
+/* [cm-next] */
+int rex_cm_next(struct rdma_event_channel *channel, struct rex_cm_event *out)
+{
+	struct rdma_cm_event *event;
+	int err;
+
+	/* The channel's fd is non-blocking: no event means EAGAIN, not a sleep. */
+	if (rdma_get_cm_event(channel, &event)) {
+		err = errno;
+		if (err == EAGAIN || err == EWOULDBLOCK)
+			return 0;
+		rex_report_errno("rdma_get_cm_event", err);
+		return -err;
+	}
+	/* Copy what we use, then acknowledge at once. */
+	memset(out, 0, sizeof(*out));
+	copy_event(event, out);
+	if (rdma_ack_cm_event(event)) {
+		err = errno;
+		rex_report_errno("rdma_ack_cm_event", err);
+		return -err;
+	}
+	return 1;
+}
+/* [cm-next] */

@@ -120,6 +120,17 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 		int timeout_ms, struct rex_cm_event *out);
 
 /**
+ * \brief Take the next event from a non-blocking \p channel, if there is
+ *        one: copy it into \p out and acknowledge it at once, so that the
+ *        id it is for may be destroyed while the copy is handled
+ *        (rdma_destroy_id() waits for every event of its id to be
+ *        acknowledged). For event loops; rex_cm_wait() is the blocking kind.
+ * \return 1 with \p out filled in, 0 when no event is waiting (EAGAIN), or
+ *         a negative errno after printing the failing call.
+ */
+int rex_cm_next(struct rdma_event_channel *channel, struct rex_cm_event *out);
+
+/**
  * \brief Text for the reason a peer's CM gave in RDMA_CM_EVENT_REJECTED.
  *
  * On InfiniBand and RoCE the status of a REJECTED event is an IB CM reject
