@@ -74,14 +74,14 @@ struct client;
 
 /* One connection and its share of the work. */
 struct connection {
-	struct as_conn conn; /* first: the connection's callbacks get &conn */
+	struct as_conn conn; /* first: the connection's callbacks get &conn.ac */
 	struct client *client;
 	unsigned index;
 	uint64_t sent;            /* DATA messages posted */
 	uint64_t echoed;          /* their echoes, checked */
 	struct timespec *sent_at; /* when message i was posted, at [i % window] */
 	double *rtt_us;           /* this connection's slice of client->rtt_us */
-	uint32_t bye_slot;
+	uint64_t bye_number; /* the send number of our BYE */
 	bool bye_posted, bye_done;
 	bool released;
 };
@@ -91,7 +91,7 @@ struct client {
 	struct rex_loop *loop;
 	struct rdma_event_channel *channel; /* the CM events of every connection */
 	struct addrinfo *server;            /* resolved once, for all of them */
-	struct as_devices devices;
+	struct rex_aconn_devs devices;
 	struct connection *conns; /* opts.qps of them */
 	double *rtt_us;           /* opts.qps * opts.count round-trip times */
 	unsigned open, established, failed;
@@ -106,7 +106,22 @@ static double seconds_between(const struct timespec *a, const struct timespec *b
 }
 
 static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
-static void connection_released(struct as_conn *c);
+static int connect_connection(struct rex_aconn *c);
+static int connection_established(struct rex_aconn *c, const struct rex_cm_event *ev);
+static bool server_left(struct rex_aconn *c);
+static void connection_failed(struct rex_aconn *c, const struct rex_cm_event *ev);
+static void connection_released(struct rex_aconn *c);
+
+/* [connection-ops] */
+/* What the client does at the steps of a connection's life. */
+static const struct rex_aconn_ops connection_ops = {
+    .route_resolved = connect_connection,
+    .established = connection_established,
+    .peer_left = server_left,
+    .cm_failed = connection_failed,
+    .released = connection_released,
+};
+/* [connection-ops] */
 
 static int parse_command_line(struct client *c, int argc, char **argv)
 {
@@ -151,8 +166,8 @@ static void close_all(struct client *cl)
 	unsigned i;
 
 	for (i = 0; cl->conns && i < cl->opts.qps; i++)
-		if (cl->conns[i].conn.id && !cl->conns[i].released)
-			as_conn_close(&cl->conns[i].conn, true);
+		if (cl->conns[i].conn.ac.id && !cl->conns[i].released)
+			rex_aconn_close(&cl->conns[i].conn.ac, true);
 }
 
 /* [shutdown] */
@@ -191,7 +206,7 @@ static int post_message(struct connection *cn, uint8_t type)
 	if (ret)
 		return ret;
 	if (type == SR_BYE) {
-		cn->bye_slot = slot;
+		cn->bye_number = c->ac.sq_posted; /* the send just numbered */
 		cn->bye_posted = true;
 	}
 	return 0;
@@ -203,7 +218,7 @@ static void send_window(struct connection *cn)
 	struct as_conn *c = &cn->conn;
 	uint32_t slot;
 
-	if (c->state != REX_STATE_ESTABLISHED)
+	if (c->ac.state != REX_STATE_ESTABLISHED)
 		return;
 	if (!cl->sending) {
 		clock_gettime(CLOCK_MONOTONIC, &cl->first_send);
@@ -224,7 +239,7 @@ static void send_window(struct connection *cn)
 		goto out_close;
 	return;
 out_close:
-	as_conn_close(c, true);
+	rex_aconn_close(&c->ac, true);
 }
 /* [send-window] */
 
@@ -245,14 +260,14 @@ static int handle_echo(struct connection *cn, const struct ibv_wc *wc, uint32_t 
 		fprintf(
 		    stderr,
 		    "client: %s: unexpected %s of %u bytes, %" PRIu64 " of %" PRIu64 " echoed\n",
-		    c->name, sr_type_name(hdr.type), (unsigned)hdr.length, cn->echoed, cn->sent);
+		    c->ac.name, sr_type_name(hdr.type), (unsigned)hdr.length, cn->echoed, cn->sent);
 		return -EPROTO;
 	}
 	/* RC delivers in order and the server echoes in order: this is the
 	 * echo of the oldest message in flight on this connection. */
 	if (!sr_pattern_check(buf + SR_HEADER_SIZE, hdr.length, seq, &offset)) {
 		fprintf(stderr, "client: %s: echo of message %" PRIu64 " differs at offset %zu\n",
-		        c->name, cn->echoed, offset);
+		        c->ac.name, cn->echoed, offset);
 		return -EBADMSG;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -273,20 +288,19 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 
 	(void)loop;
 	do {
-		good = as_conn_poll(c, wc, AS_WC_BATCH, &taken);
-		for (i = 0; i < good && c->state == REX_STATE_ESTABLISHED; i++) {
-			uint32_t slot = rex_wr_id_slot(wc[i].wr_id);
-
-			if (rex_wr_id_kind(wc[i].wr_id) == SR_WR_RECV) {
-				ret = handle_echo(cn, &wc[i], slot);
+		good = rex_aconn_poll(&c->ac, wc, AS_WC_BATCH, &taken);
+		for (i = 0; i < good && c->ac.state == REX_STATE_ESTABLISHED; i++) {
+			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
+				ret = handle_echo(cn, &wc[i], rex_wr_id_slot(wc[i].wr_id));
 				if (ret)
-					as_conn_close(c, true);
+					rex_aconn_close(&c->ac, true);
 				continue;
 			}
-			c->free_send[c->nfree_send++] = slot;
-			if (cn->bye_posted && slot == cn->bye_slot) {
+			/* A send is done: rex_aconn's books free its buffer. */
+			if (cn->bye_posted &&
+			    rex_aconn_send_number(&c->ac, wc[i].wr_id) == cn->bye_number) {
 				cn->bye_done = true;
-				as_conn_close(c, false); /* the disconnect: we are done */
+				rex_aconn_close(&c->ac, false); /* the disconnect: we are done */
 			}
 		}
 	} while (taken == AS_WC_BATCH);
@@ -297,34 +311,27 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 /* [connect] */
 /* ROUTE_RESOLVED: the id knows its device now. Queues, buffers, receives,
  * then the connect request with our hello. */
-static int connect_connection(struct connection *cn)
+static int connect_connection(struct rex_aconn *ac)
 {
+	struct connection *cn = (struct connection *)ac; /* conn.ac is its first member */
 	struct client *cl = cn->client;
-	struct as_conn *c = &cn->conn;
 	uint32_t slots = cl->opts.window + 1; /* the window, and BYE */
 	uint8_t data[SR_HELLO_WIRE_SIZE];
 	struct sr_hello hello;
-	struct as_device *dev;
-	struct rdma_conn_param param = {
-	    .private_data = data,
-	    .private_data_len = sizeof(data),
-	    .retry_count = 6, /* never 7: Soft-RoCE reads it as "forever" */
-	    .rnr_retry_count = 6,
-	};
+	struct rex_aconn_dev *dev;
+	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
 
-	dev = as_device_get(&cl->devices, c->id->verbs);
+	dev = rex_aconn_dev_get(&cl->devices, ac->id->verbs);
 	if (!dev)
 		return -ENODEV;
-	if (as_conn_create_queues(c, dev, slots, slots, (uint32_t)cl->opts.size, on_completions))
+	if (as_conn_create_queues(&cn->conn, dev, slots, slots, (uint32_t)cl->opts.size,
+	                          on_completions, cn))
 		return -EIO;
 	/* Our hello: the receives we posted, and the largest payload we send. */
 	sr_hello_init(&hello, (uint16_t)slots, (uint32_t)cl->opts.size);
 	sr_hello_encode(&hello, data);
-	if (rdma_connect(c->id, &param)) { /* returns at once: ESTABLISHED comes later */
-		rex_report_errno("rdma_connect", errno);
-		return -EIO;
-	}
-	return as_conn_set_state(c, REX_STATE_CONNECTING);
+	/* Returns at once: ESTABLISHED comes later, as an event. */
+	return rex_aconn_connect(ac, &param);
 }
 
 /* ESTABLISHED: the server's hello came with it; check it, then send. */
@@ -342,7 +349,7 @@ static int check_server_hello(struct connection *cn, const struct rex_cm_event *
 		ret = -EMSGSIZE;
 	}
 	if (ret) {
-		fprintf(stderr, "client: %s: bad hello from the server: %s\n", c->name, why);
+		fprintf(stderr, "client: %s: bad hello from the server: %s\n", c->ac.name, why);
 		return ret;
 	}
 	c->credits = hello.credits;
@@ -352,104 +359,72 @@ static int check_server_hello(struct connection *cn, const struct rex_cm_event *
 /* [connect] */
 
 /* [connection-event] */
-static void on_connection_event(struct connection *cn, const struct rex_cm_event *ev)
+/* ESTABLISHED: check the server's hello, then fill the window. */
+static int connection_established(struct rex_aconn *ac, const struct rex_cm_event *ev)
 {
+	struct connection *cn = (struct connection *)ac;
 	struct client *cl = cn->client;
-	struct as_conn *c = &cn->conn;
-	int ret = 0;
+	int ret = check_server_hello(cn, ev);
 
-	rex_debug(cl->opts.verbose, "client", "%s: %s in state %s", c->name,
-	          rdma_event_str(ev->type), rex_state_name(c->state));
-	if (c->state == REX_STATE_DRAINING && ev->type != RDMA_CM_EVENT_DISCONNECTED)
-		return; /* closing already: what else comes changes nothing */
-	switch (ev->type) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(c->id, AS_RESOLVE_TIMEOUT_MS)) {
-			rex_report_errno("rdma_resolve_route", errno);
-			ret = -EIO;
-		}
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = connect_connection(cn);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		ret = check_server_hello(cn, ev);
-		if (ret)
-			break;
-		ret = as_conn_established(c);
-		if (++cl->established == cl->opts.qps) {
-			clock_gettime(CLOCK_MONOTONIC, &cl->all_established);
-			printf("client: %u connection%s established in %.3f s\n", cl->established,
-			       cl->established == 1 ? "" : "s",
-			       seconds_between(&cl->start, &cl->all_established));
-		}
-		send_window(cn);
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		as_conn_take_completions(c); /* echoes that came before it count */
-		if (!cn->bye_done && c->state != REX_STATE_DRAINING) {
-			fprintf(stderr,
-			        "client: %s: the server disconnected after %" PRIu64 " of %" PRIu64
-			        " echoes\n",
-			        c->name, cn->echoed, cl->opts.count);
-			c->failed = true;
-		}
-		as_conn_disconnected(c);
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		fprintf(stderr, "client: %s: rejected (status %d: %s)\n", c->name, ev->status,
-		        rex_cm_reject_reason(ev->status));
-		if (ev->status == REJ_NO_LISTENER)
-			fprintf(stderr, "  hint: %s\n  hint: %s\n",
-			        rex_errno_hint("rdma_connect", ECONNREFUSED),
-			        rex_options_hint("rdma_connect", ECONNREFUSED));
-		else if (ev->status == REJ_BY_SERVER)
-			fprintf(stderr, "  hint: the server rejected it: its output says why\n");
-		ret = -ECONNREFUSED;
-		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		fprintf(stderr, "client: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
-		        ev->status);
-		ret = -EHOSTUNREACH;
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		fprintf(stderr, "client: %s: its device went away\n", c->name);
-		c->cq_dead = true;
-		ret = -ENODEV;
-		break;
-	default:
-		break;
-	}
 	if (ret)
-		as_conn_close(c, true);
+		return ret;
+	if (++cl->established == cl->opts.qps) {
+		clock_gettime(CLOCK_MONOTONIC, &cl->all_established);
+		printf("client: %u connection%s established in %.3f s\n", cl->established,
+		       cl->established == 1 ? "" : "s",
+		       seconds_between(&cl->start, &cl->all_established));
+	}
+	send_window(cn);
+	return 0;
 }
 
-static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
+/* The server disconnected first: fine only once our BYE is through. */
+static bool server_left(struct rex_aconn *ac)
 {
-	struct client *cl = arg;
-	struct rex_cm_event ev;
-	int n, ret = 0;
+	struct connection *cn = (struct connection *)ac;
 
-	(void)loop;
-	(void)events;
-	/* One channel for all our connections: id->context says whose event. */
-	for (n = 0; n < AS_CM_BUDGET && (ret = as_cm_next(cl->channel, &ev)) > 0; n++)
-		on_connection_event(ev.id->context, &ev);
-	if (ret < 0) /* the channel itself failed: nothing more will come */
-		close_all(cl);
+	if (!cn->bye_done)
+		fprintf(stderr,
+		        "client: %s: the server disconnected after %" PRIu64 " of %" PRIu64
+		        " echoes\n",
+		        ac->name, cn->echoed, cn->client->opts.count);
+	return cn->bye_done;
+}
+
+/* A rejection says why in a number: hints for the two we expect. */
+static void connection_failed(struct rex_aconn *ac, const struct rex_cm_event *ev)
+{
+	(void)ac;
+	if (ev->type != RDMA_CM_EVENT_REJECTED)
+		return;
+	if (ev->status == REJ_NO_LISTENER)
+		fprintf(stderr, "  hint: %s\n  hint: %s\n", rex_errno_hint("rdma_connect", ECONNREFUSED),
+		        rex_options_hint("rdma_connect", ECONNREFUSED));
+	else if (ev->status == REJ_BY_SERVER)
+		fprintf(stderr, "  hint: the server rejected it: its output says why\n");
+}
+
+/* Every id of ours is a connection, whose events rex_aconn routes: what
+ * comes here is the channel itself failing. Nothing more will come. */
+static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
+{
+	(void)devs;
+	fprintf(stderr, "client: %s: closing every connection\n",
+	        ev->status == -EIO ? "the CM event channel failed" : rdma_event_str(ev->type));
+	close_all(arg);
 }
 /* [connection-event] */
 
 /* [released] */
-static void connection_released(struct as_conn *c)
+static void connection_released(struct rex_aconn *c)
 {
-	struct connection *cn = (struct connection *)c; /* conn is its first member */
+	struct connection *cn = (struct connection *)c; /* conn.ac is its first member */
 	struct client *cl = cn->client;
 
 	cn->released = true;
+	/* The QP is gone: the device touches none of the buffers now. */
+	if (as_conn_release_buffers(&cn->conn))
+		c->failed = true;
 	/* Every echo intact and our BYE taken: a success, even if the
 	 * server's answer to our disconnect came late (c->drain_cut). */
 	if (c->failed || cn->echoed < cl->opts.count || !cn->bye_done)
@@ -468,8 +443,6 @@ static int create_loop(struct client *cl)
 	cl->loop = rex_loop_create();
 	if (!cl->loop)
 		return -errno;
-	cl->devices.loop = cl->loop;
-	cl->devices.who = "client";
 	return rex_loop_add_signals(cl->loop, signals, 2, on_signal, cl);
 }
 /* [create-loop] */
@@ -479,6 +452,7 @@ static int start_connections(struct client *cl)
 {
 	struct addrinfo hints = {
 	    .ai_flags = AI_NUMERICSERV, .ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+	struct rex_aconn_attr attr;
 	char port[8];
 	unsigned i;
 	int ret;
@@ -506,7 +480,11 @@ static int start_connections(struct client *cl)
 	ret = rex_cm_channel_nonblocking(cl->channel);
 	if (ret)
 		return ret;
-	ret = rex_loop_add_fd(cl->loop, cl->channel->fd, EPOLLIN, on_cm_events, cl);
+	/* Every connection's life, and the CM channel read in the loop: all
+	 * our ids are connections, so no event is left for us to handle. */
+	as_conn_attr(&attr);
+	rex_aconn_devs_init(&cl->devices, cl->loop, "client", cl->channel, &attr, on_cm_event, cl);
+	ret = rex_aconn_devs_watch(&cl->devices);
 	if (ret)
 		return ret;
 
@@ -528,15 +506,12 @@ static int start_connections(struct client *cl)
 			rex_report_errno("rdma_create_id", errno);
 			return ret;
 		}
-		as_conn_init(&cn->conn, cl->loop, "client", id, REX_STATE_RESOLVING,
-		             connection_released);
-		snprintf(cn->conn.name, sizeof(cn->conn.name), "connection %u", i);
+		rex_aconn_init(&cn->conn.ac, &cl->devices, id, REX_STATE_RESOLVING, &connection_ops);
+		snprintf(cn->conn.ac.name, sizeof(cn->conn.ac.name), "connection %u", i);
 		cl->open++;
 		/* Returns at once; ADDR_RESOLVED (or ADDR_ERROR) comes as an event. */
-		if (rdma_resolve_addr(id, NULL, cl->server->ai_addr, AS_RESOLVE_TIMEOUT_MS)) {
-			rex_report_errno("rdma_resolve_addr", errno);
-			as_conn_close(&cn->conn, true);
-		}
+		if (rex_aconn_resolve(&cn->conn.ac, cl->server->ai_addr))
+			rex_aconn_close(&cn->conn.ac, true);
 	}
 	printf("client: %u connection%s to %s port %u: %" PRIu64 " messages of %" PRIu64
 	       " byte%s each, window %u\n",
@@ -582,7 +557,7 @@ static void report(struct client *cl)
 
 		printf("client: connection %u: %" PRIu64 " of %" PRIu64 " echoed%s\n", i,
 		       cn->echoed, cl->opts.count,
-		       cn->conn.failed || cn->echoed < cl->opts.count || !cn->bye_done ? ", failed"
+		       cn->conn.ac.failed || cn->echoed < cl->opts.count || !cn->bye_done ? ", failed"
 		                                                                       : "");
 		/* Gather the times into one array, in place: slice i moves down. */
 		memmove(cl->rtt_us + n, cn->rtt_us, cn->echoed * sizeof(*cl->rtt_us));
@@ -613,11 +588,13 @@ static int release_everything(struct client *cl)
 
 	/* Every connection released its QP, CQ, memory and id already. */
 	if (cl->open == 0)
-		ret = as_devices_release(&cl->devices);
+		ret = rex_aconn_devs_release(&cl->devices);
 	else
 		ret = -EBUSY; /* the loop failed: the kernel cleans up after us */
 	if (cl->channel) {
-		rex_loop_remove_fd(cl->loop, cl->channel->fd);
+		/* rex_aconn_devs_release() stopped watching it, if it ran. */
+		if (cl->loop)
+			rex_loop_remove_fd(cl->loop, cl->channel->fd);
 		rdma_destroy_event_channel(cl->channel);
 	}
 	for (i = 0; cl->conns && i < cl->opts.qps; i++)

@@ -17,8 +17,8 @@
  *
  * The service is chapter 02's echo (02-send-recv/wire.h: the hello in
  * private data, 8-byte headers, DATA/ECHO/BYE, credits piggybacked), so any
- * 02 client works against it too. The connection plumbing both programs
- * share is 05-async/conn.c.
+ * 02 client works against it too. A connection's life is common/rex_aconn.c,
+ * born in this chapter; its messages with credits are 05-async/conn.c.
  *
  * Run it, then 05-async-client, on an RDMA device (a NIC, or Soft-RoCE):
  *
@@ -102,7 +102,7 @@ struct server {
 	struct rdma_event_channel *channel;
 	struct rdma_cm_id *listener; /* NULL once we stop accepting */
 	char name[REX_CM_ADDRESS_LEN];
-	struct as_devices devices;
+	struct rex_aconn_devs devices;
 	struct session *sessions; /* open ones */
 	unsigned long numbered;   /* connections ever taken: numbers them */
 	unsigned long open, served, failed, rejected;
@@ -113,7 +113,18 @@ struct server {
 };
 
 static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
-static void session_released(struct as_conn *c);
+static int session_established(struct rex_aconn *c, const struct rex_cm_event *ev);
+static bool session_left(struct rex_aconn *c);
+static void session_released(struct rex_aconn *c);
+
+/* [session-ops] */
+/* What the server does at the steps of a connection's life. */
+static const struct rex_aconn_ops session_ops = {
+    .established = session_established,
+    .peer_left = session_left,
+    .released = session_released,
+};
+/* [session-ops] */
 
 static int parse_command_line(struct server *s, int argc, char **argv)
 {
@@ -156,7 +167,7 @@ static void shut_down(struct server *s, const char *why)
 	/* Disconnect each; each drains and is released by the loop, as after
 	 * any close. (A close only posts the release: the list stays whole.) */
 	for (ss = s->sessions; ss; ss = ss->next)
-		as_conn_close(&ss->conn, false);
+		rex_aconn_close(&ss->conn.ac, false);
 	stop_when_idle(s);
 }
 
@@ -192,13 +203,9 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	char peer[REX_CM_ADDRESS_LEN], why[SR_WHY_SIZE];
 	struct sr_hello hello;
 	uint8_t data[SR_HELLO_WIRE_SIZE];
-	struct rdma_conn_param param = {
-	    .private_data = data,
-	    .private_data_len = sizeof(data),
-	    .rnr_retry_count = 6, /* the client retries "not ready" 6 times; 7 is forever */
-	};
+	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
 	struct session *ss;
-	struct as_device *dev;
+	struct rex_aconn_dev *dev;
 	uint32_t sends;
 	size_t memory;
 
@@ -235,16 +242,17 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	s->open++;
 	/* From here the connection has a state, and every way out of it
 	 * (even a failure right now) goes through DRAINING to its release. */
-	as_conn_init(&ss->conn, s->loop, "server", id, REX_STATE_CONNECTING, session_released);
-	snprintf(ss->conn.name, sizeof(ss->conn.name), "connection %lu from %s", ss->number, peer);
+	rex_aconn_init(&ss->conn.ac, &s->devices, id, REX_STATE_CONNECTING, &session_ops);
+	snprintf(ss->conn.ac.name, sizeof(ss->conn.ac.name), "connection %lu from %s", ss->number,
+	         peer);
 	ss->conn.credits = hello.credits;
 	ss->conn.credit_limit = hello.credits;
 
 	/* The device's PD and completion channel (made on first use), then
 	 * this connection's CQ, QP and buffers, with every receive posted. */
-	dev = as_device_get(&s->devices, id->verbs);
+	dev = rex_aconn_dev_get(&s->devices, id->verbs);
 	if (!dev || as_conn_create_queues(&ss->conn, dev, sends, SERVER_RECVS, hello.max_payload,
-	                                  on_completions))
+	                                  on_completions, ss))
 		goto out_close;
 
 	/* Our hello: the receives we posted are the client's first credits. */
@@ -252,17 +260,15 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	sr_hello_encode(&hello, data);
 	/* On a non-blocking channel rdma_accept() returns at once: the
 	 * outcome, ESTABLISHED or an error, comes later as an event. */
-	if (rdma_accept(id, &param)) {
-		rex_report_errno("rdma_accept", errno);
+	if (rex_aconn_accept(&ss->conn.ac, &param))
 		goto out_close;
-	}
 	printf("server: %s: hello: window credits %u, max payload %u byte%s: accepting\n",
-	       ss->conn.name, (unsigned)ss->conn.credit_limit, (unsigned)hello.max_payload,
+	       ss->conn.ac.name, (unsigned)ss->conn.credit_limit, (unsigned)hello.max_payload,
 	       hello.max_payload == 1 ? "" : "s");
 	return;
 
 out_close:
-	as_conn_close(&ss->conn, true);
+	rex_aconn_close(&ss->conn.ac, true);
 	return;
 out_reject:
 	s->rejected++;
@@ -305,7 +311,7 @@ static void echo_pending(struct session *ss)
 	 * brings credits, the next send completion frees a buffer. */
 	while (ss->npending > 0 && c->credits > 0 && as_conn_send_buffer(c, &slot)) {
 		if (echo_one(ss)) {
-			as_conn_close(c, true);
+			rex_aconn_close(&c->ac, true);
 			return;
 		}
 	}
@@ -320,14 +326,12 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	struct sr_header hdr;
 	uint32_t i;
 
-	if (rex_wr_id_kind(wc->wr_id) == SR_WR_SEND) {
-		c->free_send[c->nfree_send++] = slot; /* an echo is out: its buffer is ours */
-		return 0;
-	}
+	if (rex_wr_id_kind(wc->wr_id) == REX_WR_SEND)
+		return 0; /* an echo is out: rex_aconn's books free its buffer */
 	if (as_conn_take_message(c, wc, slot, &hdr))
 		return -EPROTO;
 	if (hdr.type == SR_ECHO || ss->bye) {
-		fprintf(stderr, "server: %s: unexpected %s%s\n", c->name, sr_type_name(hdr.type),
+		fprintf(stderr, "server: %s: unexpected %s%s\n", c->ac.name, sr_type_name(hdr.type),
 		        ss->bye ? " after BYE" : "");
 		return -EPROTO;
 	}
@@ -354,99 +358,72 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 	/* Until the CQ is empty: the loop arms it next, and an arming raises
 	 * an event only for completions that come after it. */
 	do {
-		good = as_conn_poll(&ss->conn, wc, AS_WC_BATCH, &taken);
-		for (i = 0; i < good && ss->conn.state != REX_STATE_DRAINING; i++)
+		good = rex_aconn_poll(&ss->conn.ac, wc, AS_WC_BATCH, &taken);
+		for (i = 0; i < good && ss->conn.ac.state != REX_STATE_DRAINING; i++)
 			if (handle_completion(ss, &wc[i]))
-				as_conn_close(&ss->conn, true);
+				rex_aconn_close(&ss->conn.ac, true);
 	} while (taken == AS_WC_BATCH);
-	if (ss->conn.state != REX_STATE_DRAINING)
+	if (ss->conn.ac.state == REX_STATE_ESTABLISHED)
 		echo_pending(ss);
 }
 /* [handle-completion] */
 
 /* [connection-event] */
-static void on_connection_event(struct session *ss, const struct rex_cm_event *ev)
+/* ESTABLISHED: a DATA may have come before this event: echo it now. */
+static int session_established(struct rex_aconn *c, const struct rex_cm_event *ev)
 {
-	struct as_conn *c = &ss->conn;
+	struct session *ss = (struct session *)c; /* conn.ac is its first member */
 
-	rex_debug(ss->server->opts.verbose, "server", "%s: %s in state %s", c->name,
-	          rdma_event_str(ev->type), rex_state_name(c->state));
-	switch (ev->type) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-		if (c->state != REX_STATE_CONNECTING)
-			break; /* closed before it was established: it is going */
-		as_conn_established(c);
-		rex_debug(ss->server->opts.verbose, "server", "%s: established", c->name);
-		/* A DATA may have come before this event: echo it now. */
-		echo_pending(ss);
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		/* Its BYE may sit in the CQ, not taken yet: take it first. */
-		as_conn_take_completions(c);
-		if (!ss->bye && c->state != REX_STATE_DRAINING) {
-			fprintf(stderr, "server: %s: left before it said bye\n", c->name);
-			c->failed = true;
-		}
-		as_conn_disconnected(c);
-		break;
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_REJECTED:
-		fprintf(stderr, "server: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
-		        ev->status);
-		as_conn_close(c, true);
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		fprintf(stderr, "server: %s: its device went away\n", c->name);
-		c->cq_dead = true;
-		as_conn_close(c, true);
-		break;
-	default: /* TIMEWAIT_EXIT and friends: nothing to do */
-		break;
-	}
+	(void)ev;
+	rex_debug(ss->server->opts.verbose, "server", "%s: established", c->name);
+	echo_pending(ss);
+	return 0;
 }
 
-static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
+/* The client disconnected: fine after its BYE (taken already), not before. */
+static bool session_left(struct rex_aconn *c)
+{
+	struct session *ss = (struct session *)c;
+
+	if (!ss->bye)
+		fprintf(stderr, "server: %s: left before it said bye\n", c->name);
+	return ss->bye;
+}
+
+/* Connect requests, and the listener's own events; rex_aconn hands every
+ * other event to its connection. */
+static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
 {
 	struct server *s = arg;
-	struct rex_cm_event ev;
-	int n, ret = 0;
 
-	(void)loop;
-	(void)events;
-	/* Every event of every connection comes through this one channel;
-	 * id->context says whose it is. */
-	for (n = 0; n < AS_CM_BUDGET && (ret = as_cm_next(s->channel, &ev)) > 0; n++) {
-		if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			if (s->stopping) {
-				s->rejected++;
-				reject(ev.id);
-			} else
-				on_connect_request(s, ev.id, &ev);
-		} else if (ev.id->context) {
-			on_connection_event(ev.id->context, &ev);
-		} else {
-			/* The listener's own: ADDR_CHANGE, DEVICE_REMOVAL. */
-			fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev.type));
-			if (ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL && !s->stopping) {
-				s->status = REX_EXIT_FAILURE;
-				shut_down(s, "the listener's device went away");
-			}
-		}
+	(void)devs;
+	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (s->stopping) {
+			s->rejected++;
+			reject(ev->id);
+		} else
+			on_connect_request(s, ev->id, ev);
+		return;
 	}
-	if (ret < 0 && !s->stopping) {
+	/* ADDR_CHANGE, DEVICE_REMOVAL: the listener's, or the channel failed. */
+	fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev->type));
+	if (ev->type == RDMA_CM_EVENT_DEVICE_REMOVAL && !s->stopping) {
 		s->status = REX_EXIT_FAILURE;
-		shut_down(s, "the CM event channel failed");
+		shut_down(s, ev->status == -EIO ? "the CM event channel failed"
+		                                : "the listener's device went away");
 	}
 }
 /* [connection-event] */
 
 /* [released] */
-static void session_released(struct as_conn *c)
+static void session_released(struct rex_aconn *c)
 {
-	struct session *ss = (struct session *)c; /* conn is its first member */
+	struct session *ss = (struct session *)c; /* conn.ac is its first member */
 	struct server *s = ss->server;
 
+	/* The QP is gone: the device touches none of the buffers now. */
+	if (as_conn_release_buffers(&ss->conn))
+		c->failed = true;
 	if (ss->prev)
 		ss->prev->next = ss->next;
 	else
@@ -476,8 +453,6 @@ static int create_loop(struct server *s)
 	s->loop = rex_loop_create();
 	if (!s->loop)
 		return -errno;
-	s->devices.loop = s->loop;
-	s->devices.who = "server";
 	/* SIGINT and SIGTERM become events of the loop, handled between two
 	 * completions like anything else: no handler, no flag, no race. */
 	return rex_loop_add_signals(s->loop, signals, 2, on_signal, s);
@@ -491,6 +466,7 @@ static int listen_for_clients(struct server *s)
 	                         .ai_family = AF_INET,
 	                         .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
+	struct rex_aconn_attr attr;
 	char port[8];
 	int ret;
 
@@ -527,7 +503,10 @@ static int listen_for_clients(struct server *s)
 		rex_report_errno("rdma_listen", errno);
 		goto out_free;
 	}
-	ret = rex_loop_add_fd(s->loop, s->channel->fd, EPOLLIN, on_cm_events, s);
+	/* Every connection's life, and the CM channel read in the loop. */
+	as_conn_attr(&attr);
+	rex_aconn_devs_init(&s->devices, s->loop, "server", s->channel, &attr, on_cm_event, s);
+	ret = rex_aconn_devs_watch(&s->devices);
 	if (ret)
 		goto out_free;
 	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
@@ -571,11 +550,12 @@ static int release_everything(struct server *s)
 	}
 	/* Every connection is gone (the loop ran until then): the devices'
 	 * PDs and channels have nothing left in them, and say so. */
-	if (s->open == 0 && as_devices_release(&s->devices) == 0 && ret == 0)
+	if (s->open == 0 && rex_aconn_devs_release(&s->devices) == 0 && ret == 0)
 		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
 	else
 		ret = ret ? ret : -EBUSY;
 	if (s->channel) {
+		/* rex_aconn_devs_release() stopped watching it, if it ran. */
 		if (s->loop)
 			rex_loop_remove_fd(s->loop, s->channel->fd);
 		rdma_destroy_event_channel(s->channel);
