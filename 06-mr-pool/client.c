@@ -39,7 +39,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "bench_conn.h"
+#include "rex_aconn.h"
 #include "bench_stats.h"
 #include "bench_wire.h"
 #include "rex_device.h"
@@ -94,11 +94,13 @@ struct client;
 
 /* One connection of the run. */
 struct qp {
-	struct bc_conn conn; /* first: the connection's callbacks get &conn */
+	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
 	struct client *cl;
 	unsigned index;
 	struct bench_accept peer;
-	uint8_t *mem, *dest; /* our pool buffer; dest: where answers land (latency) */
+	struct rex_pool *pool;     /* its device's */
+	struct rex_pool_buf *buf;  /* its buffer from the pool, until it is released */
+	uint8_t *mem, *dest; /* buf->addr; dest: where answers land (latency) */
 	struct ibv_sge recv_sge;
 	struct ibv_send_wr *wr; /* depth prebuilt work requests, chained */
 	struct ibv_sge *sge;
@@ -116,7 +118,7 @@ struct client {
 	struct rex_loop *loop;
 	struct rdma_event_channel *channel;
 	struct addrinfo *server;
-	struct bc_devices devices;
+	struct rex_aconn_devs devices;
 	struct qp *qps;
 	unsigned open, established;
 	bool stopping, broken;
@@ -411,7 +413,7 @@ static void close_all(struct client *cl, bool failed)
 
 	for (i = 0; cl->qps && i < cl->o.qps; i++)
 		if (cl->qps[i].conn.id && !cl->qps[i].released)
-			bc_conn_close(&cl->qps[i].conn, failed);
+			rex_aconn_close(&cl->qps[i].conn, failed);
 }
 
 static void on_signal(struct rex_loop *loop, int signo, void *arg)
@@ -441,12 +443,11 @@ static int refill(struct qp *q)
 		return 0;
 	for (i = 0; i < k; i++) {
 		j = q->posted + i + 1;
-		q->wr[i].wr_id = bc_conn_number(&q->conn);
 		q->wr[i].send_flags =
 		    cl->send_flags | (j % cl->sig == 0 || j == q->target ? IBV_SEND_SIGNALED : 0);
 	}
 	q->wr[k - 1].next = NULL;
-	ret = bc_conn_post_chain(&q->conn, q->wr);
+	ret = rex_aconn_post_send(&q->conn, q->wr); /* numbers each */
 	q->wr[k - 1].next = k < cl->o.depth ? &q->wr[k] : NULL;
 	if (ret)
 		return ret;
@@ -486,30 +487,30 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 	        "client: %s: unexpected message from the server (opcode %d, %u bytes, "
 	        "immediate 0x%08x)\n",
 	        q->conn.name, wc->opcode, wc->byte_len, imm);
-	bc_conn_close(&q->conn, true);
+	rex_aconn_close(&q->conn, true);
 }
 
 /* Take the QP's completions; in a bandwidth run, count and refill. */
 static void qp_step(struct qp *q)
 {
 	struct client *cl = q->cl;
-	struct bc_conn *c = &q->conn;
-	struct ibv_wc wc[BC_WC_BATCH];
+	struct rex_aconn *c = &q->conn;
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
 	int good, taken, i;
 	unsigned reposts = 0;
 	uint64_t done;
 
 	do {
-		good = bc_conn_poll(c, wc, BC_WC_BATCH, &taken);
+		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
 		for (i = 0; i < good; i++)
-			if (bc_wr_kind(wc[i].wr_id) == BC_WR_RECV) {
+			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
 				reposts++;
 				handle_recv(q, &wc[i]);
 			}
-	} while (taken == BC_WC_BATCH);
+	} while (taken == REX_ACONN_WC_BATCH);
 	if (c->state != REX_STATE_ESTABLISHED)
 		return;
-	if (reposts && bc_conn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, reposts))
+	if (reposts && rex_aconn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, reposts))
 		goto out_close;
 	if (cl->phase != PHASE_BW)
 		return;
@@ -524,7 +525,7 @@ static void qp_step(struct qp *q)
 		goto out_close;
 	return;
 out_close:
-	bc_conn_close(c, true);
+	rex_aconn_close(c, true);
 }
 
 static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
@@ -579,8 +580,9 @@ static bool all_results(struct client *cl)
 }
 
 /* [connect] */
-static int connect_qp(struct qp *q)
+static int connect_qp(struct rex_aconn *c)
 {
+	struct qp *q = (struct qp *)c; /* conn is its first member */
 	struct client *cl = q->cl;
 	const struct options *o = &cl->o;
 	bool lat = o->mode == BENCH_MODE_LAT;
@@ -588,11 +590,8 @@ static int connect_qp(struct qp *q)
 	uint32_t max = largest(o);
 	uint8_t data[BENCH_HELLO_LEN];
 	struct bench_hello h;
-	struct bc_device *dev;
-	struct rdma_conn_param param = {.private_data = data,
-	                                .private_data_len = sizeof(data),
-	                                .retry_count = 6,
-	                                .rnr_retry_count = 6};
+	struct rex_aconn_dev *dev;
+	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
 	/* Least privilege: READ and latency answers land in our memory. */
 	struct rex_pool_attr attr = {
 	    .buf_size = (size_t)max * (lat ? 2 : 1),
@@ -600,25 +599,26 @@ static int connect_qp(struct qp *q)
 	    .access = (o->op == BENCH_OP_READ || lat ? IBV_ACCESS_LOCAL_WRITE : 0) |
 	              (answers_by_write ? IBV_ACCESS_REMOTE_WRITE : 0)};
 
-	dev = bc_device_get(&cl->devices, q->conn.id->verbs);
+	dev = rex_aconn_dev_get(&cl->devices, c->id->verbs);
 	if (!dev)
 		return -ENODEV;
 	/* One pool for all our connections on the device, registered once. */
-	if (!dev->pool && !(dev->pool = rex_pool_create(dev->pd, &attr)))
+	if (!dev->user && !(dev->user = rex_pool_create(dev->pd, &attr)))
 		return -ENOMEM;
-	q->conn.buf = rex_pool_get(dev->pool);
-	q->conn.pool = dev->pool;
-	if (!q->conn.buf)
+	q->pool = dev->user;
+	q->buf = rex_pool_get(q->pool);
+	if (!q->buf)
 		return -ENOBUFS;
-	q->mem = q->conn.buf->addr;
+	q->mem = q->buf->addr;
 	q->dest = lat ? q->mem + max : q->mem;
 	if (lat && o->op == BENCH_OP_SEND)
 		q->recv_sge = (struct ibv_sge){
-		    .addr = (uintptr_t)q->dest, .length = max, .lkey = q->conn.buf->lkey};
-	if (bc_conn_create_queues(&q->conn, dev, o->depth + 16, CLIENT_RECVS, o->inline_size,
-	                          on_completions))
+		    .addr = (uintptr_t)q->dest, .length = max, .lkey = q->buf->lkey};
+	c->lcq.arg = q;
+	if (rex_aconn_create_queues(c, dev, o->depth + 16, CLIENT_RECVS, o->inline_size,
+	                            on_completions))
 		return -EIO;
-	if (bc_conn_post_recvs(&q->conn, q->recv_sge.length ? &q->recv_sge : NULL, CLIENT_RECVS))
+	if (rex_aconn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, CLIENT_RECVS))
 		return -EIO;
 	h = (struct bench_hello){.op = (uint8_t)o->op,
 	                         .mode = (uint8_t)o->mode,
@@ -627,17 +627,13 @@ static int connect_qp(struct qp *q)
 	                         .qp_index = (uint16_t)q->index,
 	                         .qps = (uint16_t)o->qps,
 	                         .addr = answers_by_write ? (uintptr_t)q->dest : 0,
-	                         .rkey = q->conn.buf->rkey};
+	                         .rkey = q->buf->rkey};
 	bench_hello_encode(&h, data);
 	if (o->op == BENCH_OP_READ) /* READs in flight at once */
 		param.initiator_depth = dev->attr.max_qp_init_rd_atom < 255
 		                            ? (uint8_t)dev->attr.max_qp_init_rd_atom
 		                            : 255;
-	if (rdma_connect(q->conn.id, &param)) {
-		rex_report_errno("rdma_connect", errno);
-		return -EIO;
-	}
-	return bc_conn_set_state(&q->conn, REX_STATE_CONNECTING);
+	return rex_aconn_connect(c, &param);
 }
 
 static int check_accept(struct qp *q, const struct rex_cm_event *ev)
@@ -656,108 +652,87 @@ static int check_accept(struct qp *q, const struct rex_cm_event *ev)
 	return ret;
 }
 
-static void on_rejected(struct qp *q, const struct rex_cm_event *ev)
+/* ESTABLISHED: the server's accept carries its buffer; check it. */
+static int qp_established(struct rex_aconn *c, const struct rex_cm_event *ev)
 {
+	struct qp *q = (struct qp *)c;
+	int ret = check_accept(q, ev);
+
+	if (ret == 0)
+		q->cl->established++;
+	return ret;
+}
+
+/* The server disconnected first: a failure, unless we are stopping. */
+static bool server_left(struct rex_aconn *c)
+{
+	struct qp *q = (struct qp *)c;
+
+	if (q->cl->stopping)
+		return true;
+	fprintf(stderr, "client: %s: the server disconnected\n", c->name);
+	q->cl->broken = true;
+	return false;
+}
+
+/* A failed CM event (rex_aconn printed it): the run is broken. A server's
+ * rejection says why in its private data. */
+static void qp_failed(struct rex_aconn *c, const struct rex_cm_event *ev)
+{
+	struct qp *q = (struct qp *)c;
 	struct bench_reject r;
 	char why[128];
 
-	if (ev->status == REJ_BY_SERVER &&
-	    bench_reject_decode(ev->private_data, ev->private_data_len, &r) == 0) {
-		fprintf(stderr, "client: %s: rejected by the server: %s\n", q->conn.name,
-		        bench_reject_format(&r, why, sizeof(why)));
+	q->cl->broken = true;
+	if (ev->type != RDMA_CM_EVENT_REJECTED)
 		return;
-	}
-	fprintf(stderr, "client: %s: rejected (status %d: %s)\n", q->conn.name, ev->status,
-	        rex_cm_reject_reason(ev->status));
-	if (ev->status == REJ_NO_LISTENER)
+	if (ev->status == REJ_BY_SERVER &&
+	    bench_reject_decode(ev->private_data, ev->private_data_len, &r) == 0)
+		fprintf(stderr, "client: %s: rejected by the server: %s\n", c->name,
+		        bench_reject_format(&r, why, sizeof(why)));
+	else if (ev->status == REJ_NO_LISTENER)
 		fprintf(stderr, "  hint: %s\n", rex_options_hint("rdma_connect", ECONNREFUSED));
 }
 /* [connect] */
 
-static void on_connection_event(struct qp *q, const struct rex_cm_event *ev)
-{
-	struct client *cl = q->cl;
-	struct bc_conn *c = &q->conn;
-	int ret = 0;
-
-	rex_debug(cl->o.verbose, "client", "%s: %s in state %s", c->name, rdma_event_str(ev->type),
-	          rex_state_name(c->state));
-	if (c->state == REX_STATE_DRAINING && ev->type != RDMA_CM_EVENT_DISCONNECTED)
-		return;
-	switch (ev->type) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(c->id, BC_RESOLVE_TIMEOUT_MS)) {
-			rex_report_errno("rdma_resolve_route", errno);
-			ret = -EIO;
-		}
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = connect_qp(q);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		ret = check_accept(q, ev);
-		if (ret == 0)
-			ret = bc_conn_established(c);
-		if (ret == 0)
-			cl->established++;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		bc_conn_take_completions(c);
-		if (!cl->stopping && c->state == REX_STATE_ESTABLISHED) {
-			fprintf(stderr, "client: %s: the server disconnected\n", c->name);
-			c->failed = true;
-			cl->broken = true;
-		}
-		bc_conn_disconnected(c);
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		on_rejected(q, ev);
-		ret = -ECONNREFUSED;
-		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		fprintf(stderr, "client: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
-		        ev->status);
-		ret = -EHOSTUNREACH;
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		fprintf(stderr, "client: %s: its device went away\n", c->name);
-		c->cq_dead = true;
-		ret = -ENODEV;
-		break;
-	default:
-		break;
-	}
-	if (ret) {
-		cl->broken = true;
-		bc_conn_close(c, true);
-	}
-}
-
-static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
+/* Every id of ours is a connection, whose events rex_aconn routes: what
+ * comes here is the channel itself failing. */
+static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
 {
 	struct client *cl = arg;
-	struct rex_cm_event ev;
-	int n, ret = 0;
 
-	(void)loop;
-	(void)events;
-	for (n = 0; n < BC_CM_BUDGET && (ret = bc_cm_next(cl->channel, &ev)) > 0; n++)
-		on_connection_event(ev.id->context, &ev);
-	if (ret < 0) {
-		cl->broken = true;
-		close_all(cl, true);
-	}
+	(void)devs;
+	fprintf(stderr, "client: %s\n",
+	        ev->status == -EIO ? "the CM event channel failed" : rdma_event_str(ev->type));
+	cl->broken = true;
+	close_all(cl, true);
 }
 
-static void qp_released(struct bc_conn *c)
+static void qp_released(struct rex_aconn *c)
 {
 	struct qp *q = (struct qp *)c;
 
+	/* The pool buffer goes back only now: no work request can use it. */
+	if (q->buf)
+		rex_pool_put(q->pool, q->buf);
+	q->buf = NULL;
 	q->released = true;
 	q->cl->open--;
+}
+
+/* What the client does at the steps of a connection's life. */
+static const struct rex_aconn_ops qp_ops = {
+    .route_resolved = connect_qp,
+    .established = qp_established,
+    .peer_left = server_left,
+    .cm_failed = qp_failed,
+    .released = qp_released,
+};
+
+/* Before the device's PD goes: its pool (-EBUSY while a buffer is out). */
+static int release_pool(struct rex_aconn_dev *dev)
+{
+	return rex_pool_destroy(dev->user);
 }
 
 static int create_loop(struct client *cl)
@@ -767,8 +742,6 @@ static int create_loop(struct client *cl)
 	cl->loop = rex_loop_create();
 	if (!cl->loop)
 		return -errno;
-	cl->devices.loop = cl->loop;
-	cl->devices.who = "client";
 	return rex_loop_add_signals(cl->loop, signals, 2, on_signal, cl);
 }
 
@@ -806,8 +779,13 @@ static int connect_all(struct client *cl)
 		return ret;
 	}
 	ret = rex_cm_channel_nonblocking(cl->channel);
-	if (ret == 0)
-		ret = rex_loop_add_fd(cl->loop, cl->channel->fd, EPOLLIN, on_cm_events, cl);
+	if (ret)
+		return ret;
+	/* Every connection's life, and the CM channel read in the loop. No
+	 * idle deadline: a run's control phases have their own. */
+	rex_aconn_devs_init(&cl->devices, cl->loop, "client", cl->channel, NULL, on_cm_event, cl);
+	cl->devices.dev_release = release_pool;
+	ret = rex_aconn_devs_watch(&cl->devices);
 	if (ret)
 		return ret;
 	for (i = 0; i < cl->o.qps; i++) {
@@ -827,15 +805,14 @@ static int connect_all(struct client *cl)
 			rex_report_errno("rdma_create_id", errno);
 			return ret;
 		}
-		bc_conn_init(&q->conn, cl->loop, "client", id, REX_STATE_RESOLVING, qp_released);
+		rex_aconn_init(&q->conn, &cl->devices, id, REX_STATE_RESOLVING, &qp_ops);
 		snprintf(q->conn.name, sizeof(q->conn.name), "connection %u", i);
 		cl->open++;
-		if (rdma_resolve_addr(id, NULL, cl->server->ai_addr, BC_RESOLVE_TIMEOUT_MS)) {
-			rex_report_errno("rdma_resolve_addr", errno);
+		if (rex_aconn_resolve(&q->conn, cl->server->ai_addr))
 			return -EIO;
-		}
 	}
-	ret = drive(cl, connected, BC_SETUP_TIMEOUT_MS + 1000, "connection", true);
+	ret = drive(cl, connected, (int)cl->devices.attr.setup_timeout_ms + 1000, "connection",
+	            true);
 	if (ret == 0)
 		cl->device = ibv_get_device_name(cl->qps[0].conn.dev->verbs->device);
 	return ret;
@@ -860,7 +837,7 @@ static int start_size(struct client *cl, uint32_t size)
 
 		for (k = 0; k < o->depth; k++) {
 			q->sge[k] = (struct ibv_sge){
-			    .addr = (uintptr_t)q->mem, .length = size, .lkey = q->conn.buf->lkey};
+			    .addr = (uintptr_t)q->mem, .length = size, .lkey = q->buf->lkey};
 			q->wr[k] = (struct ibv_send_wr){
 			    .sg_list = &q->sge[k],
 			    .num_sge = 1,
@@ -879,7 +856,7 @@ static int start_size(struct client *cl, uint32_t size)
 			memset(q->dest, 0, size);
 		q->ready = q->result_in = false;
 		q->answers = 0;
-		if (bc_conn_post_ctrl(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
+		if (rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
 			return -EIO;
 	}
 	return drive(cl, all_ready, CTRL_TIMEOUT_MS, "READY", true);
@@ -967,7 +944,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 	cl->phase = PHASE_BW;
 	for (i = 0; i < cl->o.qps; i++)
 		if (refill(&cl->qps[i]))
-			bc_conn_close(&cl->qps[i].conn, true);
+			rex_aconn_close(&cl->qps[i].conn, true);
 	cl->progress = false;
 	for (;;) {
 		pending = 0;
@@ -1078,12 +1055,11 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep
 			qp_step(q);
 		if (cl->o.op == BENCH_OP_WRITE)
 			*tag = bench_tag(i);
-		wr->wr_id = bc_conn_number(&q->conn);
 		wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
 		t0 = now_ns();
-		ret = bc_conn_post_chain(&q->conn, wr);
+		ret = rex_aconn_post_send(&q->conn, wr);
 		if (ret == 0)
-			ret = wait_answer(cl, q, i, bc_wr_seq(wr->wr_id));
+			ret = wait_answer(cl, q, i, rex_aconn_send_number(&q->conn, wr->wr_id));
 		t1 = now_ns();
 		if (ret) {
 			cl->broken = true;
@@ -1116,7 +1092,7 @@ static int finish_size(struct client *cl, bool *verified)
 	int ret;
 
 	for (i = 0; i < o->qps; i++)
-		if (bc_conn_post_ctrl(&cl->qps[i].conn, bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
+		if (rex_aconn_post_imm(&cl->qps[i].conn, bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
 			return -EIO;
 	ret = drive(cl, all_results, CTRL_TIMEOUT_MS, "RESULT", true);
 	if (ret)
@@ -1341,13 +1317,14 @@ static bool all_released(struct client *cl)
 static int disconnect_all(struct client *cl, bool failed)
 {
 	close_all(cl, failed);
-	return drive(cl, all_released, BC_DRAIN_TIMEOUT_MS + 2000, "disconnect", false);
+	return drive(cl, all_released, (int)cl->devices.attr.drain_timeout_ms + 2000, "disconnect",
+	             false);
 }
 /* [disconnect] */
 
 static int release_everything(struct client *cl)
 {
-	int ret = cl->open == 0 ? bc_devices_release(&cl->devices) : -EBUSY;
+	int ret = cl->open == 0 ? rex_aconn_devs_release(&cl->devices) : -EBUSY;
 	unsigned i;
 
 	if (cl->channel) {

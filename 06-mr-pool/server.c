@@ -35,7 +35,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "bench_conn.h"
+#include "rex_aconn.h"
 #include "bench_wire.h"
 #include "rex_device.h"
 #include "rex_error.h"
@@ -64,11 +64,13 @@
 struct server;
 
 struct session {
-	struct bc_conn conn; /* first: the connection's callbacks get &conn */
+	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
 	struct server *server;
 	unsigned long number;
 	struct bench_hello hello;
-	uint8_t *mem;            /* its pool buffer */
+	struct rex_pool *pool;    /* its device's */
+	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
+	uint8_t *mem;             /* buf->addr */
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
 	uint32_t recv_depth;
 	bool active; /* between START and DONE */
@@ -89,7 +91,7 @@ struct server {
 	struct rdma_event_channel *channel;
 	struct rdma_cm_id *listener;
 	char name[REX_CM_ADDRESS_LEN];
-	struct bc_devices devices;
+	struct rex_aconn_devs devices;
 	struct session *sessions;
 	unsigned active; /* sessions busy-polled (set_active()) */
 	unsigned long numbered, open, served, failed, rejected;
@@ -99,7 +101,14 @@ struct server {
 };
 
 static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
-static void session_released(struct bc_conn *c);
+static bool session_left(struct rex_aconn *c);
+static void session_released(struct rex_aconn *c);
+
+/* What the server does at the steps of a session's life. */
+static const struct rex_aconn_ops session_ops = {
+    .peer_left = session_left,
+    .released = session_released,
+};
 
 static void usage(FILE *f)
 {
@@ -230,7 +239,7 @@ static void shut_down(struct server *s, const char *why)
 		rex_report_errno("rdma_destroy_id", errno);
 	s->listener = NULL;
 	for (ss = s->sessions; ss; ss = ss->next)
-		bc_conn_close(&ss->conn, false);
+		rex_aconn_close(&ss->conn, false);
 	stop_when_idle(s);
 }
 
@@ -264,20 +273,26 @@ static void reject(struct server *s, struct rdma_cm_id *id, const char *peer,
 
 /* [pool] */
 /* The device's pool, registered once at its first connection. */
-static struct rex_pool *device_pool(struct server *s, struct bc_device *dev)
+static struct rex_pool *device_pool(struct server *s, struct rex_aconn_dev *dev)
 {
 	struct rex_pool_attr attr = {
 	    .buf_size = s->max_size, .count = SERVER_BUFFERS, .access = pool_access(s->ops)};
 
-	if (!dev->pool) {
-		dev->pool = rex_pool_create(dev->pd, &attr);
-		if (dev->pool)
+	if (!dev->user) {
+		dev->user = rex_pool_create(dev->pd, &attr);
+		if (dev->user)
 			printf("server: pool on %s: %u buffers of %" PRIu32
 			       " bytes, one registration\n",
 			       ibv_get_device_name(dev->verbs->device), SERVER_BUFFERS,
 			       s->max_size);
 	}
-	return dev->pool;
+	return dev->user;
+}
+
+/* Before the device's PD goes: its pool (-EBUSY while a buffer is out). */
+static int release_pool(struct rex_aconn_dev *dev)
+{
+	return rex_pool_destroy(dev->user);
 }
 /* [pool] */
 
@@ -290,9 +305,9 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	struct bench_hello h;
 	struct bench_accept acc;
 	uint8_t data[BENCH_ACCEPT_LEN];
-	struct rdma_conn_param param = {
-	    .private_data = data, .private_data_len = sizeof(data), .rnr_retry_count = 6};
-	struct bc_device *dev;
+	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
+	struct rex_aconn_dev *dev;
+	struct rex_pool *pool;
 	struct session *ss;
 	bool bw_recvs;
 
@@ -317,8 +332,9 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 		rej.reason = BENCH_REJECT_HELLO;
 		goto out_reject;
 	}
-	dev = bc_device_get(&s->devices, id->verbs);
-	if (!dev || !device_pool(s, dev)) {
+	dev = rex_aconn_dev_get(&s->devices, id->verbs);
+	pool = dev ? device_pool(s, dev) : NULL;
+	if (!pool) {
 		rej.reason = BENCH_REJECT_BUSY;
 		goto out_reject;
 	}
@@ -334,9 +350,9 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 		rej.reason = BENCH_REJECT_BUSY;
 		goto out_reject;
 	}
-	ss->conn.buf = rex_pool_get(dev->pool);
-	ss->conn.pool = dev->pool;
-	if (!ss->conn.buf) { /* back-pressure: every buffer is serving someone */
+	ss->pool = pool;
+	ss->buf = rex_pool_get(pool);
+	if (!ss->buf) { /* back-pressure: every buffer is serving someone */
 		free(ss);
 		rej = (struct bench_reject){BENCH_REJECT_BUSY, 0, SERVER_BUFFERS};
 		goto out_reject;
@@ -344,28 +360,29 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	ss->server = s;
 	ss->hello = h;
 	ss->number = ++s->numbered;
-	ss->mem = ss->conn.buf->addr;
+	ss->mem = ss->buf->addr;
 	ss->next = s->sessions;
 	if (s->sessions)
 		s->sessions->prev = ss;
 	s->sessions = ss;
 	s->open++;
-	bc_conn_init(&ss->conn, s->loop, "server", id, REX_STATE_CONNECTING, session_released);
+	rex_aconn_init(&ss->conn, &s->devices, id, REX_STATE_CONNECTING, &session_ops);
 	snprintf(ss->conn.name, sizeof(ss->conn.name), "connection %lu from %s", ss->number, peer);
 
 	/* Receives before the accept: zero-length ones for control messages
 	 * and WRITE WITH IMM, the buffer itself for SEND. */
 	ss->recv_depth = bw_recvs ? 2 * h.depth + 8 : SERVER_SMALL_RECVS;
 	ss->recv_sge = (struct ibv_sge){
-	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->conn.buf->lkey};
-	if (bc_conn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
-	                          on_completions) ||
-	    bc_conn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->buf->lkey};
+	ss->conn.lcq.arg = ss;
+	if (rex_aconn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
+	                            on_completions) ||
+	    rex_aconn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
 	                       ss->recv_depth))
 		goto out_close;
 
 	acc = (struct bench_accept){.addr = (uintptr_t)ss->mem,
-	                            .rkey = ss->conn.buf->rkey,
+	                            .rkey = ss->buf->rkey,
 	                            .length = s->max_size,
 	                            .recv_depth = ss->recv_depth};
 	bench_accept_encode(&acc, data);
@@ -374,10 +391,8 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	if (h.op == BENCH_OP_READ)
 		param.responder_resources =
 		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
-	if (rdma_accept(id, &param)) {
-		rex_report_errno("rdma_accept", errno);
+	if (rex_aconn_accept(&ss->conn, &param))
 		goto out_close;
-	}
 	printf("server: %s: %s %s, connection %u of %u, up to %" PRIu32 " bytes, depth %" PRIu32
 	       ": accepting\n",
 	       ss->conn.name, bench_op_name(h.op), bench_mode_name(h.mode), h.qp_index + 1u, h.qps,
@@ -385,7 +400,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	return;
 
 out_close:
-	bc_conn_close(&ss->conn, true);
+	rex_aconn_close(&ss->conn, true);
 	return;
 out_reject:
 	reject(s, id, peer, &rej);
@@ -397,9 +412,8 @@ out_reject:
 static int answer(struct session *ss, uint32_t len)
 {
 	struct ibv_sge sge = {
-	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->conn.buf->lkey};
+	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->buf->lkey};
 	struct ibv_send_wr wr = {
-	    .wr_id = bc_conn_number(&ss->conn),
 	    .sg_list = &sge,
 	    .num_sge = 1,
 	    .send_flags = IBV_SEND_SIGNALED,
@@ -415,7 +429,7 @@ static int answer(struct session *ss, uint32_t len)
 		wr.wr.rdma.rkey = ss->hello.rkey;
 	}
 	ss->echo++;
-	return bc_conn_post_chain(&ss->conn, &wr);
+	return rex_aconn_post_send(&ss->conn, &wr);
 }
 /* [answer] */
 
@@ -459,14 +473,14 @@ static int control(struct session *ss, uint32_t imm)
 		else
 			memset(ss->mem, 0, value);
 		set_active(ss, true);
-		return bc_conn_post_ctrl(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
+		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
 	case BENCH_CTRL_DONE:
 		if (!ss->active)
 			break;
 		set_active(ss, false);
 		ss->runs++;
 		ss->server->runs++;
-		return bc_conn_post_ctrl(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
 	default:
 		break;
 	}
@@ -483,7 +497,7 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	uint32_t imm = be32toh(wc->imm_data);
 	bool data;
 
-	if (bc_wr_kind(wc->wr_id) != BC_WR_RECV)
+	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
 		return 0; /* a send is done: the books are kept already */
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
@@ -506,32 +520,32 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
  * before our ESTABLISHED event (its side is established when our accept
  * reaches it; ours, when its answer reaches us), and our QP takes it. A
  * START taken and dropped then was never answered. */
-static bool serving(const struct bc_conn *c)
+static bool serving(const struct rex_aconn *c)
 {
 	return c->state == REX_STATE_CONNECTING || c->state == REX_STATE_ESTABLISHED;
 }
 
 static void poll_session(struct session *ss)
 {
-	struct bc_conn *c = &ss->conn;
-	struct ibv_wc wc[BC_WC_BATCH];
+	struct rex_aconn *c = &ss->conn;
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
 	int good, taken, i;
 	unsigned reposts;
 
 	do {
-		good = bc_conn_poll(c, wc, BC_WC_BATCH, &taken);
+		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
 		reposts = 0;
 		for (i = 0; i < good && serving(c); i++) {
-			reposts += bc_wr_kind(wc[i].wr_id) == BC_WR_RECV;
+			reposts += rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV;
 			if (handle_completion(ss, &wc[i]))
-				bc_conn_close(c, true);
+				rex_aconn_close(c, true);
 		}
 		/* The receives taken go back in one chain. */
 		if (reposts && serving(c) &&
-		    bc_conn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+		    rex_aconn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
 		                       reposts))
-			bc_conn_close(c, true);
-	} while (taken == BC_WC_BATCH);
+			rex_aconn_close(c, true);
+	} while (taken == REX_ACONN_WC_BATCH);
 	if (!serving(c))
 		set_active(ss, false);
 }
@@ -551,84 +565,53 @@ static void poll_memory(struct session *ss)
 	const volatile uint8_t *last = ss->mem + ss->size - 1;
 
 	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
-		bc_conn_close(&ss->conn, true);
+		rex_aconn_close(&ss->conn, true);
 }
 /* [write-latency] */
 
-static void on_connection_event(struct session *ss, const struct rex_cm_event *ev)
+/* The client disconnected: fine between runs, not in the middle of one. */
+static bool session_left(struct rex_aconn *c)
 {
-	struct bc_conn *c = &ss->conn;
+	struct session *ss = (struct session *)c; /* conn is its first member */
+	bool mid_run = ss->active;
 
-	rex_debug(ss->server->verbose, "server", "%s: %s in state %s", c->name,
-	          rdma_event_str(ev->type), rex_state_name(c->state));
-	switch (ev->type) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-		if (c->state == REX_STATE_CONNECTING)
-			bc_conn_established(c);
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		bc_conn_take_completions(c);
-		if (ss->active && c->state != REX_STATE_DRAINING) {
-			fprintf(stderr, "server: %s: the client left in the middle of a run\n",
-			        c->name);
-			c->failed = true;
-		}
-		set_active(ss, false);
-		bc_conn_disconnected(c);
-		break;
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_REJECTED:
-		fprintf(stderr, "server: %s: %s (status %d)\n", c->name, rdma_event_str(ev->type),
-		        ev->status);
-		bc_conn_close(c, true);
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		fprintf(stderr, "server: %s: its device went away\n", c->name);
-		c->cq_dead = true;
-		bc_conn_close(c, true);
-		break;
-	default:
-		break;
-	}
+	if (mid_run)
+		fprintf(stderr, "server: %s: the client left in the middle of a run\n", c->name);
+	set_active(ss, false);
+	return !mid_run;
 }
 
-static void on_cm_events(struct rex_loop *loop, uint32_t events, void *arg)
+/* Connect requests, and the listener's own events; rex_aconn hands every
+ * other event to its session. */
+static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
 {
 	struct server *s = arg;
-	struct rex_cm_event ev;
-	int n, ret = 0;
 	char peer[REX_CM_ADDRESS_LEN];
 
-	(void)loop;
-	(void)events;
-	for (n = 0; n < BC_CM_BUDGET && (ret = bc_cm_next(s->channel, &ev)) > 0; n++) {
-		if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			if (s->stopping) {
-				rex_cm_format_address(rdma_get_peer_addr(ev.id), peer,
-				                      sizeof(peer));
-				reject(s, ev.id, peer,
-				       &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
-			} else {
-				on_connect_request(s, ev.id, &ev);
-			}
-		} else if (ev.id->context) {
-			on_connection_event(ev.id->context, &ev);
+	(void)devs;
+	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (s->stopping) {
+			rex_cm_format_address(rdma_get_peer_addr(ev->id), peer, sizeof(peer));
+			reject(s, ev->id, peer, &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
 		} else {
-			fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev.type));
+			on_connect_request(s, ev->id, ev);
 		}
+		return;
 	}
-	if (ret < 0 && !s->stopping) {
+	fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev->type));
+	if (ev->status == -EIO && !s->stopping) { /* the channel itself failed */
 		s->status = REX_EXIT_FAILURE;
 		shut_down(s, "the CM event channel failed");
 	}
 }
 
-static void session_released(struct bc_conn *c)
+static void session_released(struct rex_aconn *c)
 {
 	struct session *ss = (struct session *)c;
 	struct server *s = ss->server;
 
+	/* The pool buffer goes back only now: no work request can use it. */
+	rex_pool_put(ss->pool, ss->buf);
 	set_active(ss, false);
 	if (ss->prev)
 		ss->prev->next = ss->next;
@@ -656,8 +639,6 @@ static int create_loop(struct server *s)
 	s->loop = rex_loop_create();
 	if (!s->loop)
 		return -errno;
-	s->devices.loop = s->loop;
-	s->devices.who = "server";
 	return rex_loop_add_signals(s->loop, signals, 2, on_signal, s);
 }
 
@@ -701,7 +682,11 @@ static int listen_for_clients(struct server *s)
 		rex_report_errno("rdma_listen", errno);
 		goto out_free;
 	}
-	ret = rex_loop_add_fd(s->loop, s->channel->fd, EPOLLIN, on_cm_events, s);
+	/* Every session's life, and the CM channel read in the loop. No idle
+	 * deadline: a run's control phases have their own. */
+	rex_aconn_devs_init(&s->devices, s->loop, "server", s->channel, NULL, on_cm_event, s);
+	s->devices.dev_release = release_pool;
+	ret = rex_aconn_devs_watch(&s->devices);
 	if (ret)
 		goto out_free;
 	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
@@ -754,7 +739,7 @@ static int release_everything(struct server *s)
 		ret = -errno;
 		rex_report_errno("rdma_destroy_id", errno);
 	}
-	if (s->open == 0 && bc_devices_release(&s->devices) == 0 && ret == 0)
+	if (s->open == 0 && rex_aconn_devs_release(&s->devices) == 0 && ret == 0)
 		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
 	else
 		ret = ret ? ret : -EBUSY;
