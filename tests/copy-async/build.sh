@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Builds the copy test of common/'s asynchronous half as an engineer who
+# copied it would: the files common/rex_aconn.h says to copy, and the two
+# programs, alone in an empty directory, compiled with a plain command line
+# (no CMake, no -D flags, no include path into this project).
+#
+#   build.sh SRCDIR OUTDIR CC [EXTRA_CFLAGS...]
+#
+# SRCDIR is the repository; the programs land in OUTDIR as
+# aconn-square-server and aconn-square-client.
+set -eu
+[ $# -ge 3 ] || { echo "usage: $0 SRCDIR OUTDIR CC [EXTRA_CFLAGS...]" >&2; exit 2; }
+src=$1 out=$2 cc=$3
+shift 3
+dir=$(mktemp -d "${TMPDIR:-/tmp}/copy-async.XXXXXX")
+trap 'rm -rf "$dir"' EXIT INT TERM
+# Exactly the list in rex_aconn.h's last paragraph (rex_buffers.c too: the
+# programs use its buffers).
+for f in rex_aconn.c rex_aconn.h rex_loop.c rex_loop.h rex_cm.c rex_cm.h rex_buffers.c \
+	rex_buffers.h rex_error.c rex_error.h; do
+	cp "$src/common/$f" "$dir/"
+done
+cp "$src/tests/copy-async/server.c" "$src/tests/copy-async/client.c" "$dir/"
+cd "$dir"
+helpers="rex_aconn.c rex_loop.c rex_cm.c rex_buffers.c rex_error.c"
+mkdir -p "$out"
+for prog in server client; do
+	# shellcheck disable=SC2086
+	"$cc" -std=gnu11 -Wall -Wextra -Werror "$@" -o "$out/aconn-square-$prog" $prog.c $helpers \
+		-libverbs -lrdmacm
+done
+echo "built aconn-square-server and aconn-square-client from $(ls | wc -l) copied files"
