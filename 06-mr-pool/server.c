@@ -16,7 +16,8 @@
  * OPS is a comma list of send, write, write_imm, read (default all). It
  * serves client runs until SIGINT or SIGTERM, then drains, releases
  * everything, prints its totals and exits 0 (1 when the server itself
- * failed; 2 bad command line; 77 no RDMA device).
+ * failed; 2 bad command line; 77 no RDMA device). A session's benchmark
+ * work (control messages, answers, the check of the data) is server_run.c.
  */
 #include <endian.h>
 #include <errno.h>
@@ -35,8 +36,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "rex_aconn.h"
-#include "bench_wire.h"
+#include "server.h"
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_loop.h"
@@ -61,46 +61,7 @@
 #define LISTEN_BACKLOG        64
 /* [constants] */
 
-struct server;
 
-struct session {
-	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
-	struct server *server;
-	unsigned long number;
-	struct bench_hello hello;
-	struct rex_pool *pool;    /* its device's */
-	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
-	uint8_t *mem;             /* buf->addr */
-	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
-	uint32_t recv_depth;
-	bool active; /* between START and DONE */
-	bool busy;   /* and the server busy-polls it */
-	uint32_t size;
-	uint64_t echo; /* latency answers in this run */
-	uint64_t messages, runs, bad_runs;
-	struct session *prev, *next;
-};
-
-struct server {
-	const char *addr;
-	uint16_t port;
-	uint32_t max_size;
-	unsigned ops;
-	bool verbose;
-	struct rex_loop *loop;
-	struct rdma_event_channel *channel;
-	struct rdma_cm_id *listener;
-	char name[REX_CM_ADDRESS_LEN];
-	struct rex_aconn_devs devices;
-	struct session *sessions;
-	unsigned active; /* sessions busy-polled (set_active()) */
-	unsigned long numbered, open, served, failed, rejected;
-	uint64_t messages, runs;
-	bool stopping, stopped;
-	int status;
-};
-
-static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
 static bool session_left(struct rex_aconn *c);
 static void session_released(struct rex_aconn *c);
 
@@ -205,23 +166,6 @@ static int pool_access(unsigned ops)
 }
 /* [access] */
 
-/* A run is on (START to DONE). The server busy-polls only the runs that
- * need it: latency answers (SEND and WRITE ping-pong), and receives to
- * repost (SEND, WRITE WITH IMM). A READ, or a WRITE bandwidth run, needs no
- * CPU of ours, and on Soft-RoCE the CPU is the NIC: polling for nothing
- * would take it from the device (perftest's server sleeps then too). */
-static void set_active(struct session *ss, bool active)
-{
-	const struct bench_hello *h = &ss->hello;
-	bool busy =
-	    active && h->op != BENCH_OP_READ &&
-	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
-
-	if (ss->busy != busy)
-		ss->server->active += busy ? 1 : (unsigned)-1;
-	ss->busy = busy;
-	ss->active = active;
-}
 
 static void stop_when_idle(struct server *s)
 {
@@ -376,7 +320,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->buf->lkey};
 	ss->conn.lcq.arg = ss;
 	if (rex_aconn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
-	                            on_completions) ||
+	                            session_on_completions) ||
 	    rex_aconn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
 	                       ss->recv_depth))
 		goto out_close;
@@ -407,168 +351,6 @@ out_reject:
 }
 /* [connect-request] */
 
-/* [answer] */
-/* Latency: answer a ping with the same bytes, from our buffer. */
-static int answer(struct session *ss, uint32_t len)
-{
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->buf->lkey};
-	struct ibv_send_wr wr = {
-	    .sg_list = &sge,
-	    .num_sge = 1,
-	    .send_flags = IBV_SEND_SIGNALED,
-	};
-
-	if (ss->hello.op == BENCH_OP_SEND) {
-		wr.opcode = IBV_WR_SEND;
-	} else {
-		wr.opcode =
-		    ss->hello.op == BENCH_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-		wr.imm_data = htobe32(bench_ctrl_imm(BENCH_CTRL_DATA, 0));
-		wr.wr.rdma.remote_addr = ss->hello.addr;
-		wr.wr.rdma.rkey = ss->hello.rkey;
-	}
-	ss->echo++;
-	return rex_aconn_post_send(&ss->conn, &wr);
-}
-/* [answer] */
-
-/* [verify] */
-/* DONE: check what the run left in our buffer, after the timed region. */
-static uint32_t verify(struct session *ss)
-{
-	const struct bench_hello *h = &ss->hello;
-	size_t len = ss->size, off;
-
-	if (h->op == BENCH_OP_READ)
-		return BENCH_RESULT_NA; /* the client checks what it read */
-	if (h->op == BENCH_OP_WRITE && h->mode == BENCH_MODE_LAT)
-		len--; /* the last byte is the ping's tag */
-	off = bench_pattern_check(ss->mem, len, bench_seed(h->qp_index, ss->size, 0));
-	if (off == len)
-		return 0;
-	fprintf(stderr, "server: %s: %s of %" PRIu32 " bytes: data differs at offset %zu\n",
-	        ss->conn.name, bench_op_name(h->op), ss->size, off);
-	ss->bad_runs++;
-	return 1 + (uint32_t)(off < BENCH_CTRL_VALUE_MAX - 2 ? off : BENCH_CTRL_VALUE_MAX - 2);
-}
-/* [verify] */
-
-/* [control] */
-static int control(struct session *ss, uint32_t imm)
-{
-	const struct bench_hello *h = &ss->hello;
-	uint32_t value = bench_ctrl_value(imm);
-
-	switch (bench_ctrl_type(imm)) {
-	case BENCH_CTRL_START:
-		if (ss->active || value < 1 || value > h->max_size)
-			break;
-		ss->size = value;
-		ss->echo = 0;
-		/* Outside the timed region: the pattern a READ fetches, the
-		 * byte a WRITE ping will change. */
-		if (h->op == BENCH_OP_READ)
-			bench_pattern_fill(ss->mem, value, bench_seed(h->qp_index, value, 1));
-		else
-			memset(ss->mem, 0, value);
-		set_active(ss, true);
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
-	case BENCH_CTRL_DONE:
-		if (!ss->active)
-			break;
-		set_active(ss, false);
-		ss->runs++;
-		ss->server->runs++;
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
-	default:
-		break;
-	}
-	fprintf(stderr, "server: %s: unexpected control message 0x%08" PRIx32 "%s\n", ss->conn.name,
-	        imm, ss->active ? " during a run" : "");
-	return -EPROTO;
-}
-/* [control] */
-
-/* [handle-completion] */
-static int handle_completion(struct session *ss, const struct ibv_wc *wc)
-{
-	const struct bench_hello *h = &ss->hello;
-	uint32_t imm = be32toh(wc->imm_data);
-	bool data;
-
-	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
-		return 0; /* a send is done: the books are kept already */
-	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
-	else if (wc->wc_flags & IBV_WC_WITH_IMM)
-		return control(ss, imm);
-	else
-		data = h->op == BENCH_OP_SEND && wc->byte_len == ss->size;
-	if (!data || !ss->active) {
-		fprintf(stderr, "server: %s: unexpected %s of %" PRIu32 " bytes%s\n", ss->conn.name,
-		        wc->opcode == IBV_WC_RECV ? "SEND" : "WRITE WITH IMM", wc->byte_len,
-		        ss->active ? "" : " outside a run");
-		return -EPROTO;
-	}
-	ss->messages++;
-	ss->server->messages++;
-	return h->mode == BENCH_MODE_LAT ? answer(ss, ss->size) : 0;
-}
-
-/* A session serves from its accept on: the client's first message may come
- * before our ESTABLISHED event (its side is established when our accept
- * reaches it; ours, when its answer reaches us), and our QP takes it. A
- * START taken and dropped then was never answered. */
-static bool serving(const struct rex_aconn *c)
-{
-	return c->state == REX_STATE_CONNECTING || c->state == REX_STATE_ESTABLISHED;
-}
-
-static void poll_session(struct session *ss)
-{
-	struct rex_aconn *c = &ss->conn;
-	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i;
-	unsigned reposts;
-
-	do {
-		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
-		reposts = 0;
-		for (i = 0; i < good && serving(c); i++) {
-			reposts += rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV;
-			if (handle_completion(ss, &wc[i]))
-				rex_aconn_close(c, true);
-		}
-		/* The receives taken go back in one chain. */
-		if (reposts && serving(c) &&
-		    rex_aconn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
-		                       reposts))
-			rex_aconn_close(c, true);
-	} while (taken == REX_ACONN_WC_BATCH);
-	if (!serving(c))
-		set_active(ss, false);
-}
-
-static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
-{
-	(void)loop;
-	poll_session(lcq->arg);
-}
-/* [handle-completion] */
-
-/* [write-latency] */
-/* WRITE latency, as perftest: the ping is seen by its last byte changing
- * in memory, not by a completion; the answer is a WRITE back. */
-static void poll_memory(struct session *ss)
-{
-	const volatile uint8_t *last = ss->mem + ss->size - 1;
-
-	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
-		rex_aconn_close(&ss->conn, true);
-}
-/* [write-latency] */
-
 /* The client disconnected: fine between runs, not in the middle of one. */
 static bool session_left(struct rex_aconn *c)
 {
@@ -577,7 +359,7 @@ static bool session_left(struct rex_aconn *c)
 
 	if (mid_run)
 		fprintf(stderr, "server: %s: the client left in the middle of a run\n", c->name);
-	set_active(ss, false);
+	session_set_active(ss, false);
 	return !mid_run;
 }
 
@@ -612,7 +394,7 @@ static void session_released(struct rex_aconn *c)
 
 	/* The pool buffer goes back only now: no work request can use it. */
 	rex_pool_put(ss->pool, ss->buf);
-	set_active(ss, false);
+	session_set_active(ss, false);
 	if (ss->prev)
 		ss->prev->next = ss->next;
 	else
@@ -717,10 +499,10 @@ static int run_loop(struct server *s)
 			next = ss->next; /* a release is a task of the loop: the list holds */
 			if (!ss->busy)
 				continue;
-			poll_session(ss);
+			session_poll(ss);
 			if (ss->active && ss->hello.op == BENCH_OP_WRITE &&
 			    ss->hello.mode == BENCH_MODE_LAT)
-				poll_memory(ss);
+				session_poll_memory(ss);
 		}
 		if (++polls % SERVER_POLLS_PER_LOOP == 0)
 			ret = rex_loop_run_once(s->loop, 0);

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h: what the four files of 06's client share: its options, a
+ * connection of the run (struct qp), the client, and who calls what.
+ *
+ *   client.c          main(): the table of contents, the sweep, the outputs
+ *   client_options.c  the command line, perftest's flags
+ *   client_conn.c     connections: set up, driven, torn down (common/rex_aconn)
+ *   client_runs.c     a size's runs: bandwidth, latency, the data checked
+ */
+#ifndef BENCH_CLIENT_H
+#define BENCH_CLIENT_H
+
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rex_aconn.h"
+#include "bench_stats.h"
+#include "bench_wire.h"
+#include "rex_device.h"
+#include "rex_error.h"
+#include "rex_loop.h"
+#include "rex_options.h"
+#include "rex_pool.h"
+
+/* [constants] */
+#define PROGRAM "06-mr-pool-client"
+
+/* perftest's defaults (docs: benchmarks.md). */
+#define BW_SIZE        65536u
+#define LAT_SIZE       2u
+#define BW_ITERS       5000u
+#define BW_SEND_ITERS  1000u
+#define LAT_ITERS      1000u
+#define BW_DEPTH       128u
+#define BW_SIGNAL      100u  /* one signalled completion per 100 work requests ... */
+#define BW_SIGNAL_SIZE 8192u /* ... up to 8 KiB; above, every one (as perftest) */
+#define LAT_WARMUP     100u
+/* Bandwidth warm-up: DEPTH messages, but no more than this many bytes, so a
+ * sweep's large sizes do not spend more time warming up than measuring. */
+#define BW_WARMUP_BYTES (8u << 20)
+#define SWEEP_MIN       2u
+#define SWEEP_MAX       (8u << 20)
+#define MAX_ROWS        32
+/* Latency samples kept, 8 bytes each (32 MiB). */
+#define MAX_SAMPLES  (4u << 20)
+#define CLIENT_RECVS 16 /* control messages and latency answers */
+/* The loop (signals, CM events, deadlines) is looked at this often while busy-polling. */
+#define LOOK_AT_LOOP_NS 1000000ull
+/* A connection that completes nothing for this long is given up. */
+#define STALL_NS        5000000000ull
+#define CTRL_TIMEOUT_MS 10000 /* a control answer (READY, RESULT) */
+#define REJ_NO_LISTENER 8
+#define REJ_BY_SERVER   28
+/* [constants] */
+
+struct options {
+	const char *server;
+	uint16_t port;
+	unsigned op, mode;
+	uint64_t size, max_size, iters, warmup;
+	double duration;
+	unsigned depth, qps, sig, inline_size;
+	bool sweep, events, verbose, size_set, iters_set, depth_set, sig_set, warmup_set;
+	const char *json, *csv;
+};
+
+struct client;
+
+/* One connection of the run. */
+struct qp {
+	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
+	struct client *cl;
+	unsigned index;
+	struct bench_accept peer;
+	struct rex_pool *pool;     /* its device's */
+	struct rex_pool_buf *buf;  /* its buffer from the pool, until it is released */
+	uint8_t *mem, *dest; /* buf->addr; dest: where answers land (latency) */
+	struct ibv_sge recv_sge;
+	struct ibv_send_wr *wr; /* depth prebuilt work requests, chained */
+	struct ibv_sge *sge;
+	uint64_t base;                 /* sq_posted when the run began */
+	uint64_t posted, done, target; /* data work requests of this run */
+	uint64_t answers;              /* latency answers received in this size's runs */
+	bool ready, result_in, released;
+	uint32_t result;
+};
+
+enum phase { PHASE_CONTROL, PHASE_BW };
+
+struct client {
+	struct options o;
+	struct rex_loop *loop;
+	struct rdma_event_channel *channel;
+	struct addrinfo *server;
+	struct rex_aconn_devs devices;
+	struct qp *qps;
+	unsigned open, established;
+	bool stopping, broken;
+	enum phase phase;
+	uint32_t size, sig;
+	unsigned send_flags;
+	uint64_t bytes_done; /* of the run, all QPs */
+	uint64_t pings;      /* latency pings of this size, warm-up included: the tags */
+	bool progress;       /* a batch of completions since last looked */
+	double *samples;
+	size_t max_samples;
+	struct bw_mark *marks; /* bandwidth: progress over the timed run, for BW peak */
+	size_t nmarks, mark_stride, mark_skip;
+	struct bench_row rows[MAX_ROWS];
+	size_t nrows;
+	char date[32];
+	const char *device;
+};
+
+/* A moment of a bandwidth run: the time, and the bytes completed by then. */
+struct bw_mark {
+	uint64_t t, bytes;
+};
+/* Marks kept per run (16 bytes each). When full, every second one is
+ * dropped and from then on only every second batch is marked: a run of any
+ * length fits, with a resolution of 1/MAX_MARKS of it or better. */
+#define MAX_MARKS 65536
+/* BW peak is the best rate over any stretch of the run that carries at
+ * least this share of its bytes: short enough to see a faster phase, long
+ * enough that a burst of completions that came in together is not a peak. */
+#define PEAK_SHARE 16
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* client_options.c */
+int parse_command_line(struct options *o, int argc, char **argv);
+size_t sizes(const struct options *o, uint32_t *out);
+uint32_t largest(const struct options *o);
+uint32_t signal_every(const struct options *o, uint32_t size);
+
+/* client_conn.c */
+int create_loop(struct client *cl);
+int connect_all(struct client *cl);
+void close_all(struct client *cl, bool failed);
+int drive(struct client *cl, bool (*done)(struct client *), int timeout_ms, const char *what,
+          bool watch);
+bool all_ready(struct client *cl);
+bool all_established(const struct client *cl);
+bool all_results(struct client *cl);
+int disconnect_all(struct client *cl, bool failed);
+int release_everything(struct client *cl);
+
+/* client_runs.c */
+void qp_step(struct qp *q);
+void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
+int run_size(struct client *cl, uint32_t size, struct bench_row *row);
+
+#endif /* BENCH_CLIENT_H */

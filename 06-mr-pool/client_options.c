@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client_options.c: 06's client's command line (see client.h): perftest's
+ * flags where the idea is the same, checked before anything is created.
+ */
+#include "client.h"
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: %s [options] SERVER_ADDRESS\n"
+	    "Measure SEND, WRITE, WRITE WITH IMM or READ against 06-mr-pool-server, as perftest.\n"
+	    "The server's address is an argument, as in perftest: -a is the sweep.\n"
+	    "  -p PORT        server port (default %u)\n"
+	    "  -o OP          send, write, write_imm or read (default write)\n"
+	    "  -m MODE        bw or lat (default bw)\n"
+	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat)\n"
+	    "  -a             sweep sizes 2 B .. 8 MiB, powers of two\n"
+	    "  --max-size SIZE  stop the sweep at SIZE\n"
+	    "  -n ITERATIONS  messages per QP (default %u, send %u, lat %u)\n"
+	    "  -D SECONDS     run for a duration instead of -n\n"
+	    "  -t DEPTH       work requests in flight per QP, bw (default %u; lat: 1)\n"
+	    "  -q QPS         connections, bw only (default 1)\n"
+	    "  -Q N           one signalled completion per N work requests (default %u,\n"
+	    "                 1 above %u bytes, as perftest; at most DEPTH; lat: 1)\n"
+	    "  -I SIZE        inline data up to SIZE bytes (default 0)\n"
+	    "  -e             wait on completion channels instead of busy polling\n"
+	    "  -w ITERATIONS  warm-up before each timed run (default in bw: DEPTH messages,\n"
+	    "                 at most 8 MiB of them; in lat: %u)\n"
+	    "  --json FILE    write the results as JSON\n"
+	    "  --csv FILE     write the results as CSV\n"
+	    "  -v             debug lines to stderr\n"
+	    "  -h             this help\n"
+	    "Latency is reported as perftest does: SEND, WRITE and WRITE WITH IMM are half\n"
+	    "the round trip of a ping-pong, READ the full round trip; the two largest\n"
+	    "samples are dropped. BW peak is the best rate over any stretch of the run that\n"
+	    "carries 1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
+	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS, LAT_ITERS,
+	    BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE, LAT_WARMUP);
+}
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROGRAM);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return REX_OPTIONS_BAD;
+}
+
+/* [parse] */
+int parse_command_line(struct options *o, int argc, char **argv)
+{
+	static const struct option longs[] = {{"json", required_argument, NULL, 'J'},
+	                                      {"csv", required_argument, NULL, 'C'},
+	                                      {"max-size", required_argument, NULL, 'M'},
+	                                      {"help", no_argument, NULL, 'h'},
+	                                      {NULL, 0, NULL, 0}};
+	char flag[3] = "-?";
+	uint64_t v;
+	int opt, op;
+
+	rex_error_set_hint_hook(rex_options_hint);
+	*o = (struct options){
+	    .port = REX_DEFAULT_PORT, .op = BENCH_OP_WRITE, .qps = 1, .max_size = SWEEP_MAX};
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":p:o:m:s:an:D:t:q:Q:I:ew:vh", longs, NULL)) != -1) {
+		flag[1] = (char)(opt == ':' || opt == '?' ? optopt : opt);
+		switch (opt) {
+		case 'p':
+			if (rex_parse_uint(optarg, 1, 65535, &v))
+				return bad_usage("-p %s: out of range (1..65535)", optarg);
+			o->port = (uint16_t)v;
+			break;
+		case 'o':
+			op = bench_op_parse(optarg);
+			if (op < 0)
+				return bad_usage("-o %s: not one of send, write, write_imm, read",
+				                 optarg);
+			o->op = (unsigned)op;
+			break;
+		case 'm':
+			if (strcmp(optarg, "bw") && strcmp(optarg, "lat"))
+				return bad_usage("-m %s: not one of bw, lat", optarg);
+			o->mode = strcmp(optarg, "bw") ? BENCH_MODE_LAT : BENCH_MODE_BW;
+			break;
+		case 's':
+		case 'M':
+			if (rex_parse_size(optarg, 1, BENCH_MAX_SIZE, &v))
+				return bad_usage(opt == 's'
+				                     ? "-s %s: not a size in 1..128M"
+				                     : "--max-size %s: not a size in 1..128M",
+				                 optarg);
+			if (opt == 's') {
+				o->size = v;
+				o->size_set = true;
+			} else {
+				o->max_size = v;
+			}
+			break;
+		case 'a':
+			o->sweep = true;
+			break;
+		case 'n':
+		case 'w':
+			if (rex_parse_uint(optarg, opt == 'n' ? 1 : 0, 100000000, &v))
+				return bad_usage(opt == 'n' ? "-n %s: out of range (1..100000000)"
+				                            : "-w %s: out of range (0..100000000)",
+				                 optarg);
+			if (opt == 'n') {
+				o->iters = v;
+				o->iters_set = true;
+			} else {
+				o->warmup = v;
+				o->warmup_set = true;
+			}
+			break;
+		case 'D':
+			if (rex_parse_uint(optarg, 1, 3600, &v))
+				return bad_usage("-D %s: out of range (1..3600 seconds)", optarg);
+			o->duration = (double)v;
+			break;
+		case 't':
+			if (rex_parse_uint(optarg, 1, BENCH_MAX_DEPTH, &v))
+				return bad_usage("-t %s: out of range (1..4096)", optarg);
+			o->depth = (unsigned)v;
+			o->depth_set = true;
+			break;
+		case 'q':
+			if (rex_parse_uint(optarg, 1, BENCH_MAX_QPS, &v))
+				return bad_usage("-q %s: out of range (1..64)", optarg);
+			o->qps = (unsigned)v;
+			break;
+		case 'Q':
+			if (rex_parse_uint(optarg, 1, BENCH_MAX_DEPTH, &v))
+				return bad_usage("-Q %s: out of range (1..4096)", optarg);
+			o->sig = (unsigned)v;
+			o->sig_set = true;
+			break;
+		case 'I':
+			if (rex_parse_size(optarg, 0, 4096, &v))
+				return bad_usage("-I %s: not a size in 0..4096", optarg);
+			o->inline_size = (unsigned)v;
+			break;
+		case 'e':
+			o->events = true;
+			break;
+		case 'J':
+			o->json = optarg;
+			break;
+		case 'C':
+			o->csv = optarg;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return REX_OPTIONS_HELP;
+		case ':':
+			return bad_usage("%s: needs a value", optopt ? flag : argv[optind - 1]);
+		default:
+			return bad_usage("%s: unknown option", optopt ? flag : argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("missing SERVER_ADDRESS%s", " (the server to connect to)");
+	if (optind + 1 < argc)
+		return bad_usage("%s: unexpected argument (one SERVER_ADDRESS)", argv[optind + 1]);
+	o->server = argv[optind];
+	/* [checks] */
+	if (o->iters_set && o->duration > 0)
+		return bad_usage("-n and -D: %s", "give one of them");
+	if (o->sweep && o->size_set)
+		return bad_usage("-a and -s: %s", "give one of them");
+	if (o->mode == BENCH_MODE_LAT && o->qps > 1)
+		return bad_usage("-q: latency runs on one QP (as perftest)%s", "");
+	if (o->mode == BENCH_MODE_LAT && o->depth_set && o->depth != 1)
+		return bad_usage("-t: latency keeps one message in flight%s", "");
+	if (o->mode == BENCH_MODE_LAT && o->events && o->op == BENCH_OP_WRITE)
+		return bad_usage("-e: WRITE latency watches memory, not completions; use -o "
+		                 "write_imm%s",
+		                 "");
+	/* [checks] */
+	/* perftest's defaults where nothing was given. */
+	if (!o->size_set)
+		o->size = o->mode == BENCH_MODE_BW ? BW_SIZE : LAT_SIZE;
+	if (!o->iters_set)
+		o->iters = o->mode == BENCH_MODE_LAT ? LAT_ITERS
+		           : o->op == BENCH_OP_SEND  ? BW_SEND_ITERS
+		                                     : BW_ITERS;
+	if (o->mode == BENCH_MODE_LAT)
+		o->depth = 1;
+	else if (!o->depth_set)
+		o->depth = BW_DEPTH;
+	if (!o->warmup_set)
+		o->warmup = o->mode == BENCH_MODE_LAT ? LAT_WARMUP : o->depth;
+	if (o->mode == BENCH_MODE_LAT && o->iters > MAX_SAMPLES)
+		return bad_usage("-n: latency keeps at most 4194304 samples%s", "");
+	if (o->sweep && o->max_size < SWEEP_MIN)
+		return bad_usage("--max-size %s: below the sweep's 2 bytes", "");
+	return REX_OPTIONS_OK;
+}
+/* [parse] */
+
+/* The sizes of the run, and the largest. */
+size_t sizes(const struct options *o, uint32_t *out)
+{
+	size_t n = 0;
+	uint64_t s;
+
+	if (!o->sweep) {
+		out[n++] = (uint32_t)o->size;
+		return n;
+	}
+	for (s = SWEEP_MIN; s <= SWEEP_MAX && s <= o->max_size; s *= 2)
+		out[n++] = (uint32_t)s;
+	return n;
+}
+
+uint32_t largest(const struct options *o)
+{
+	uint32_t list[MAX_ROWS];
+	size_t n = sizes(o, list); /* at least one */
+
+	return list[n - 1];
+}
+
+/* Selective signalling for size \p size: -Q, or perftest's default. */
+uint32_t signal_every(const struct options *o, uint32_t size)
+{
+	uint32_t sig = o->sig_set ? o->sig : size > BW_SIGNAL_SIZE ? 1 : BW_SIGNAL;
+
+	if (o->mode == BENCH_MODE_LAT)
+		return 1;
+	return sig < o->depth ? sig : o->depth;
+}

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client_runs.c: a size's runs in 06's client (see client.h): the window
+ * refilled as chains, completions taken, bandwidth and latency timed, the
+ * data checked after the timed region.
+ */
+#include "client.h"
+
+/* [refill] */
+/* Keep the window full: post what it has room for as one chain, one
+ * doorbell. Every sig-th work request is signalled, and the run's last. */
+static int refill(struct qp *q)
+{
+	struct client *cl = q->cl;
+	uint64_t room = cl->o.depth - (q->posted - q->done), left = q->target - q->posted;
+	uint64_t k = room < left ? room : left, i, j;
+	int ret;
+
+	if (k == 0)
+		return 0;
+	for (i = 0; i < k; i++) {
+		j = q->posted + i + 1;
+		q->wr[i].send_flags =
+		    cl->send_flags | (j % cl->sig == 0 || j == q->target ? IBV_SEND_SIGNALED : 0);
+	}
+	q->wr[k - 1].next = NULL;
+	ret = rex_aconn_post_send(&q->conn, q->wr); /* numbers each */
+	q->wr[k - 1].next = k < cl->o.depth ? &q->wr[k] : NULL;
+	if (ret)
+		return ret;
+	q->posted += k;
+	return 0;
+}
+/* [refill] */
+
+/* [step] */
+static void handle_recv(struct qp *q, const struct ibv_wc *wc)
+{
+	struct client *cl = q->cl;
+	uint32_t imm = be32toh(wc->imm_data);
+	bool lat = cl->o.mode == BENCH_MODE_LAT;
+
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		if (lat && cl->o.op == BENCH_OP_WRITE_IMM &&
+		    bench_ctrl_type(imm) == BENCH_CTRL_DATA) {
+			q->answers++;
+			return;
+		}
+	} else if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		if (bench_ctrl_type(imm) == BENCH_CTRL_READY && !q->ready) {
+			q->ready = true;
+			return;
+		}
+		if (bench_ctrl_type(imm) == BENCH_CTRL_RESULT && !q->result_in) {
+			q->result = bench_ctrl_value(imm);
+			q->result_in = true;
+			return;
+		}
+	} else if (lat && cl->o.op == BENCH_OP_SEND && wc->byte_len == cl->size) {
+		q->answers++;
+		return;
+	}
+	fprintf(stderr,
+	        "client: %s: unexpected message from the server (opcode %d, %u bytes, "
+	        "immediate 0x%08x)\n",
+	        q->conn.name, wc->opcode, wc->byte_len, imm);
+	rex_aconn_close(&q->conn, true);
+}
+
+/* Take the QP's completions; in a bandwidth run, count and refill. */
+void qp_step(struct qp *q)
+{
+	struct client *cl = q->cl;
+	struct rex_aconn *c = &q->conn;
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
+	int good, taken, i;
+	unsigned reposts = 0;
+	uint64_t done;
+
+	do {
+		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
+		for (i = 0; i < good; i++)
+			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
+				reposts++;
+				handle_recv(q, &wc[i]);
+			}
+	} while (taken == REX_ACONN_WC_BATCH);
+	if (c->state != REX_STATE_ESTABLISHED)
+		return;
+	if (reposts && rex_aconn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, reposts))
+		goto out_close;
+	if (cl->phase != PHASE_BW)
+		return;
+	/* A signalled completion numbered s: every send up to s is done. */
+	done = c->sq_done - q->base;
+	if (done > q->done) {
+		cl->bytes_done += (done - q->done) * cl->size;
+		q->done = done;
+		cl->progress = true;
+	}
+	if (refill(q))
+		goto out_close;
+	return;
+out_close:
+	rex_aconn_close(c, true);
+}
+
+void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
+{
+	(void)loop;
+	qp_step(lcq->arg);
+}
+/* [step] */
+
+/* [prepare] */
+/* Before a size: the work requests, the pattern, the server told. */
+static int start_size(struct client *cl, uint32_t size)
+{
+	const struct options *o = &cl->o;
+	unsigned i, k;
+
+	cl->size = size;
+	cl->pings = 0;
+	cl->sig = signal_every(o, size);
+	cl->send_flags = o->op != BENCH_OP_READ && size <= o->inline_size ? IBV_SEND_INLINE : 0;
+	for (i = 0; i < o->qps; i++) {
+		struct qp *q = &cl->qps[i];
+		static const enum ibv_wr_opcode opcodes[BENCH_OP_COUNT] = {
+		    IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ};
+
+		for (k = 0; k < o->depth; k++) {
+			q->sge[k] = (struct ibv_sge){
+			    .addr = (uintptr_t)q->mem, .length = size, .lkey = q->buf->lkey};
+			q->wr[k] = (struct ibv_send_wr){
+			    .sg_list = &q->sge[k],
+			    .num_sge = 1,
+			    .opcode = opcodes[o->op],
+			    .imm_data = htobe32(bench_ctrl_imm(BENCH_CTRL_DATA, 0)),
+			    .wr.rdma = {.remote_addr = q->peer.addr, .rkey = q->peer.rkey},
+			    .next = k + 1 < o->depth ? &q->wr[k + 1] : NULL};
+		}
+		/* What we send carries the pattern; what we read or get back
+		 * lands on zeros, so the check proves it came. */
+		if (o->op == BENCH_OP_READ)
+			memset(q->mem, 0, size);
+		else
+			bench_pattern_fill(q->mem, size, bench_seed(q->index, size, 0));
+		if (q->dest != q->mem)
+			memset(q->dest, 0, size);
+		q->ready = q->result_in = false;
+		q->answers = 0;
+		if (rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
+			return -EIO;
+	}
+	return drive(cl, all_ready, CTRL_TIMEOUT_MS, "READY", true);
+}
+/* [prepare] */
+
+/* Look at the loop: signals and CM events (busy polling only). */
+static int look_at_loop(struct client *cl)
+{
+	if (rex_loop_run_once(cl->loop, 0) < 0)
+		return -EIO;
+	if (cl->broken || !all_established(cl)) {
+		cl->broken = true;
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
+/* [bw-peak] */
+/* Note the bytes completed at time \p t (see struct bw_mark). */
+static void mark(struct client *cl, uint64_t t)
+{
+	size_t i;
+
+	if (cl->mark_skip++ % cl->mark_stride)
+		return;
+	if (cl->nmarks == MAX_MARKS) {
+		for (i = 0; i < MAX_MARKS / 2; i++)
+			cl->marks[i] = cl->marks[2 * i];
+		cl->nmarks = MAX_MARKS / 2;
+		cl->mark_stride *= 2;
+	}
+	cl->marks[cl->nmarks++] = (struct bw_mark){.t = t, .bytes = cl->bytes_done};
+}
+
+/* BW peak, after the run: the best rate over any stretch between two marks
+ * that carries at least 1/PEAK_SHARE of the run's bytes (two pointers over
+ * the marks, whose bytes only grow). Never below the average. In bytes/s. */
+static double peak_rate(const struct client *cl)
+{
+	const struct bw_mark *m = cl->marks;
+	size_t i, j = 0, n = cl->nmarks;
+	uint64_t want;
+	double best = 0, rate;
+
+	if (n < 2 || m[n - 1].t == m[0].t)
+		return 0;
+	want = (m[n - 1].bytes - m[0].bytes) / PEAK_SHARE;
+	for (i = 0; i < n; i++) {
+		if (j < i)
+			j = i;
+		while (j < n && m[j].bytes - m[i].bytes < want)
+			j++;
+		if (j == n)
+			break;
+		if (m[j].t > m[i].t) {
+			rate = (double)(m[j].bytes - m[i].bytes) * 1e9 / (double)(m[j].t - m[i].t);
+			best = rate > best ? rate : best;
+		}
+	}
+	return best;
+}
+/* [bw-peak] */
+
+/* [bw] */
+/* \p count messages per QP (0: until \p end_ns), the window kept full. */
+static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
+{
+	uint64_t t, t0 = now_ns(), looked = t0, active = t0;
+	unsigned i, idle = 0, pending;
+	bool timed_out = false;
+
+	cl->bytes_done = 0;
+	cl->nmarks = 0;
+	cl->mark_stride = 1;
+	cl->mark_skip = 0;
+	mark(cl, t0);
+	for (i = 0; i < cl->o.qps; i++) {
+		struct qp *q = &cl->qps[i];
+
+		q->base = q->conn.sq_posted;
+		q->posted = q->done = 0;
+		q->target = count ? count : UINT64_MAX;
+	}
+	cl->phase = PHASE_BW;
+	for (i = 0; i < cl->o.qps; i++)
+		if (refill(&cl->qps[i]))
+			rex_aconn_close(&cl->qps[i].conn, true);
+	cl->progress = false;
+	for (;;) {
+		pending = 0;
+		if (cl->o.events) {
+			if (rex_loop_run_once(cl->loop, 100) < 0 || cl->broken ||
+			    !all_established(cl))
+				goto out_broken;
+		} else {
+			for (i = 0; i < cl->o.qps; i++)
+				qp_step(&cl->qps[i]);
+		}
+		for (i = 0; i < cl->o.qps; i++)
+			pending += cl->qps[i].done < cl->qps[i].target;
+		/* One clock read per batch of completions, or per 256 empty polls. */
+		if (!cl->progress && ++idle % 256 && pending)
+			continue;
+		t = now_ns();
+		if (cl->progress) {
+			cl->progress =
+			    false; /* sticky until here: completions the loop took count too */
+			active = t;
+			mark(cl, t);
+		}
+		if (!pending)
+			break;
+		if (end_ns && t >= end_ns && !timed_out) {
+			/* -D: post no more; the last posted must be signalled. */
+			timed_out = true;
+			for (i = 0; i < cl->o.qps; i++) {
+				struct qp *q = &cl->qps[i];
+
+				q->target = q->posted + (q->posted % cl->sig != 0);
+				refill(q);
+			}
+		}
+		if (t - active > STALL_NS) {
+			fprintf(stderr, "client: no completion for %llu ms: is the server gone?\n",
+			        STALL_NS / 1000000);
+			goto out_broken;
+		}
+		if (!cl->o.events && t - looked >= LOOK_AT_LOOP_NS) {
+			looked = t;
+			if (look_at_loop(cl))
+				goto out_broken;
+		}
+	}
+	cl->phase = PHASE_CONTROL;
+	*peak_bps = peak_rate(cl);
+	return 0;
+out_broken:
+	cl->phase = PHASE_CONTROL;
+	cl->broken = true;
+	return -ECONNRESET;
+}
+/* [bw] */
+
+/* [lat] */
+/* Wait for the answer to ping \p i (busy, or through the loop with -e). */
+static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq)
+{
+	const volatile uint8_t *last = q->dest + cl->size - 1;
+	uint64_t spins = 0, start = 0, t;
+
+	for (;;) {
+		if (cl->o.op == BENCH_OP_WRITE) {
+			if (*last == bench_tag(i))
+				return 0;
+		} else if (cl->o.op == BENCH_OP_READ ? q->conn.sq_done >= seq : q->answers > i) {
+			return 0;
+		}
+		if (cl->o.events) {
+			if (rex_loop_run_once(cl->loop, 100) < 0)
+				return -EIO;
+		} else if (cl->o.op != BENCH_OP_WRITE || spins % 64 == 0) {
+			qp_step(q);
+		}
+		if (++spins % 4096 && !cl->o.events)
+			continue;
+		t = now_ns();
+		if (!start)
+			start = t;
+		if (t - start > STALL_NS) {
+			fprintf(stderr, "client: no answer for %llu ms: is the server gone?\n",
+			        STALL_NS / 1000000);
+			return -ETIMEDOUT;
+		}
+		if (look_at_loop(cl))
+			return -ECONNRESET;
+	}
+}
+
+/* \p count ping-pongs (0: until \p end_ns); the times in cl->samples when \p keep. */
+static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep, size_t *kept)
+{
+	struct qp *q = &cl->qps[0];
+	uint8_t *tag = q->mem + cl->size - 1;
+	struct ibv_send_wr *wr = &q->wr[0];
+	uint64_t i, n, t0, t1, looked = now_ns();
+	int ret;
+
+	*kept = 0;
+	wr->next = NULL;
+	for (n = 0; count ? n < count : *kept < cl->max_samples; n++) {
+		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
+		/* Keep the send queue from filling: completions of earlier pings. */
+		while (q->conn.sq_posted - q->conn.sq_done > 8 &&
+		       q->conn.state == REX_STATE_ESTABLISHED)
+			qp_step(q);
+		if (cl->o.op == BENCH_OP_WRITE)
+			*tag = bench_tag(i);
+		wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
+		t0 = now_ns();
+		ret = rex_aconn_post_send(&q->conn, wr);
+		if (ret == 0)
+			ret = wait_answer(cl, q, i, rex_aconn_send_number(&q->conn, wr->wr_id));
+		t1 = now_ns();
+		if (ret) {
+			cl->broken = true;
+			return ret;
+		}
+		/* As perftest: READ the round trip, the others half of it. */
+		if (keep)
+			cl->samples[(*kept)++] =
+			    (double)(t1 - t0) / (cl->o.op == BENCH_OP_READ ? 1e3 : 2e3);
+		if (end_ns && t1 >= end_ns)
+			break;
+		if (!cl->o.events && t1 - looked >= LOOK_AT_LOOP_NS) {
+			looked = t1;
+			if (look_at_loop(cl))
+				return -ECONNRESET;
+		}
+	}
+	return 0;
+}
+/* [lat] */
+
+/* [verify] */
+/* After the timed region: the server checks what it got, we check what we read or got back. */
+static int finish_size(struct client *cl, bool *verified)
+{
+	const struct options *o = &cl->o;
+	uint32_t size = cl->size;
+	size_t len, off;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < o->qps; i++)
+		if (rex_aconn_post_imm(&cl->qps[i].conn, bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
+			return -EIO;
+	ret = drive(cl, all_results, CTRL_TIMEOUT_MS, "RESULT", true);
+	if (ret)
+		return ret;
+	*verified = true;
+	for (i = 0; i < o->qps; i++) {
+		struct qp *q = &cl->qps[i];
+
+		if (q->result != 0 && q->result != BENCH_RESULT_NA) {
+			fprintf(stderr,
+			        "client: %s: the server found the data of size %" PRIu32
+			        " different at offset %" PRIu32 "\n",
+			        q->conn.name, size, q->result - 1);
+			*verified = false;
+		}
+		len = o->op == BENCH_OP_WRITE && o->mode == BENCH_MODE_LAT ? size - 1 : size;
+		if (o->op == BENCH_OP_READ)
+			off = bench_pattern_check(q->mem, len, bench_seed(q->index, size, 1));
+		else if (o->mode == BENCH_MODE_LAT)
+			off = bench_pattern_check(q->dest, len, bench_seed(q->index, size, 0));
+		else
+			off = len;
+		if (off != len) {
+			fprintf(stderr,
+			        "client: %s: data of size %" PRIu32 " differs at offset %zu\n",
+			        q->conn.name, size, off);
+			*verified = false;
+		}
+	}
+	return 0;
+}
+/* [verify] */
+
+static double cpu_seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+/* Busy polling: while a size runs, the CQs raise no events (an armed CQ
+ * makes the device signal the completion channel for a completion we poll
+ * anyway: on Soft-RoCE, kernel work on the CPU that is also the NIC). After
+ * it, armed again and polled once, for the control messages. */
+static void set_busy_polled(struct client *cl, bool busy)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->o.qps; i++) {
+		struct qp *q = &cl->qps[i];
+
+		q->conn.lcq.busy_polled = busy;
+		if (!busy && q->conn.state == REX_STATE_ESTABLISHED) {
+			rex_loop_cq_arm(&q->conn.lcq);
+			qp_step(q);
+		}
+	}
+}
+
+/* [run-size] */
+int run_size(struct client *cl, uint32_t size, struct bench_row *row)
+{
+	const struct options *o = &cl->o;
+	struct rusage r0, r1;
+	uint64_t t0 = 0, t1 = 0, end = 0;
+	double peak = 0;
+	size_t kept = 0;
+	uint64_t n = o->duration > 0 ? 0 : o->iters;
+	uint64_t warmup = o->warmup;
+	int ret;
+
+	if (o->mode == BENCH_MODE_BW && !o->warmup_set && warmup * size > BW_WARMUP_BYTES)
+		warmup = BW_WARMUP_BYTES / size > 0 ? BW_WARMUP_BYTES / size : 1;
+
+	ret = start_size(cl, size);
+	if (ret)
+		return ret;
+	if (!o->events)
+		set_busy_polled(cl, true);
+	/* Warm-up: the same path, untimed. */
+	if (warmup)
+		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, warmup, 0, &peak)
+		                               : run_lat(cl, warmup, 0, false, &kept);
+	if (ret)
+		goto out_events;
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now_ns();
+	if (o->duration > 0)
+		end = t0 + (uint64_t)(o->duration * 1e9);
+	ret =
+	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, true, &kept);
+	t1 = now_ns();
+	getrusage(RUSAGE_SELF, &r1);
+out_events:
+	if (!o->events)
+		set_busy_polled(cl, false);
+	if (ret)
+		return ret;
+
+	*row = (struct bench_row){
+	    .op = o->op, .mode = o->mode, .bytes = size, .qps = o->qps, .depth = o->depth};
+	row->seconds = (double)(t1 - t0) / 1e9;
+	row->cpu_user_s = cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime);
+	row->cpu_sys_s = cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime);
+	if (o->mode == BENCH_MODE_BW) {
+		double msgs = (double)cl->bytes_done / size;
+
+		row->iterations = (uint64_t)msgs / o->qps;
+		row->bw_avg_mib_s = (double)cl->bytes_done / row->seconds / (1 << 20);
+		row->bw_peak_mib_s =
+		    peak / (1 << 20) > row->bw_avg_mib_s ? peak / (1 << 20) : row->bw_avg_mib_s;
+		row->msg_rate_mpps = msgs / row->seconds / 1e6;
+	} else {
+		row->iterations = kept;
+		bench_lat_summarize(cl->samples, kept, &row->lat);
+	}
+	return finish_size(cl, &row->verified);
+}
+/* [run-size] */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server_run.c: a session's benchmark work in 06's server (see server.h):
+ * the control messages (START, DONE), latency answers, the data checked
+ * after each run, and which runs the server busy-polls.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server.h"
+
+/* A run is on (START to DONE). The server busy-polls only the runs that
+ * need it: latency answers (SEND and WRITE ping-pong), and receives to
+ * repost (SEND, WRITE WITH IMM). A READ, or a WRITE bandwidth run, needs no
+ * CPU of ours, and on Soft-RoCE the CPU is the NIC: polling for nothing
+ * would take it from the device (perftest's server sleeps then too). */
+void session_set_active(struct session *ss, bool active)
+{
+	const struct bench_hello *h = &ss->hello;
+	bool busy =
+	    active && h->op != BENCH_OP_READ &&
+	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
+
+	if (ss->busy != busy)
+		ss->server->active += busy ? 1 : (unsigned)-1;
+	ss->busy = busy;
+	ss->active = active;
+}
+
+/* [answer] */
+/* Latency: answer a ping with the same bytes, from our buffer. */
+static int answer(struct session *ss, uint32_t len)
+{
+	struct ibv_sge sge = {
+	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->buf->lkey};
+	struct ibv_send_wr wr = {
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .send_flags = IBV_SEND_SIGNALED,
+	};
+
+	if (ss->hello.op == BENCH_OP_SEND) {
+		wr.opcode = IBV_WR_SEND;
+	} else {
+		wr.opcode =
+		    ss->hello.op == BENCH_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htobe32(bench_ctrl_imm(BENCH_CTRL_DATA, 0));
+		wr.wr.rdma.remote_addr = ss->hello.addr;
+		wr.wr.rdma.rkey = ss->hello.rkey;
+	}
+	ss->echo++;
+	return rex_aconn_post_send(&ss->conn, &wr);
+}
+/* [answer] */
+
+/* [verify] */
+/* DONE: check what the run left in our buffer, after the timed region. */
+static uint32_t verify(struct session *ss)
+{
+	const struct bench_hello *h = &ss->hello;
+	size_t len = ss->size, off;
+
+	if (h->op == BENCH_OP_READ)
+		return BENCH_RESULT_NA; /* the client checks what it read */
+	if (h->op == BENCH_OP_WRITE && h->mode == BENCH_MODE_LAT)
+		len--; /* the last byte is the ping's tag */
+	off = bench_pattern_check(ss->mem, len, bench_seed(h->qp_index, ss->size, 0));
+	if (off == len)
+		return 0;
+	fprintf(stderr, "server: %s: %s of %" PRIu32 " bytes: data differs at offset %zu\n",
+	        ss->conn.name, bench_op_name(h->op), ss->size, off);
+	ss->bad_runs++;
+	return 1 + (uint32_t)(off < BENCH_CTRL_VALUE_MAX - 2 ? off : BENCH_CTRL_VALUE_MAX - 2);
+}
+/* [verify] */
+
+/* [control] */
+static int control(struct session *ss, uint32_t imm)
+{
+	const struct bench_hello *h = &ss->hello;
+	uint32_t value = bench_ctrl_value(imm);
+
+	switch (bench_ctrl_type(imm)) {
+	case BENCH_CTRL_START:
+		if (ss->active || value < 1 || value > h->max_size)
+			break;
+		ss->size = value;
+		ss->echo = 0;
+		/* Outside the timed region: the pattern a READ fetches, the
+		 * byte a WRITE ping will change. */
+		if (h->op == BENCH_OP_READ)
+			bench_pattern_fill(ss->mem, value, bench_seed(h->qp_index, value, 1));
+		else
+			memset(ss->mem, 0, value);
+		session_set_active(ss, true);
+		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
+	case BENCH_CTRL_DONE:
+		if (!ss->active)
+			break;
+		session_set_active(ss, false);
+		ss->runs++;
+		ss->server->runs++;
+		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+	default:
+		break;
+	}
+	fprintf(stderr, "server: %s: unexpected control message 0x%08" PRIx32 "%s\n", ss->conn.name,
+	        imm, ss->active ? " during a run" : "");
+	return -EPROTO;
+}
+/* [control] */
+
+/* [handle-completion] */
+static int handle_completion(struct session *ss, const struct ibv_wc *wc)
+{
+	const struct bench_hello *h = &ss->hello;
+	uint32_t imm = be32toh(wc->imm_data);
+	bool data;
+
+	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
+		return 0; /* a send is done: the books are kept already */
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
+	else if (wc->wc_flags & IBV_WC_WITH_IMM)
+		return control(ss, imm);
+	else
+		data = h->op == BENCH_OP_SEND && wc->byte_len == ss->size;
+	if (!data || !ss->active) {
+		fprintf(stderr, "server: %s: unexpected %s of %" PRIu32 " bytes%s\n", ss->conn.name,
+		        wc->opcode == IBV_WC_RECV ? "SEND" : "WRITE WITH IMM", wc->byte_len,
+		        ss->active ? "" : " outside a run");
+		return -EPROTO;
+	}
+	ss->messages++;
+	ss->server->messages++;
+	return h->mode == BENCH_MODE_LAT ? answer(ss, ss->size) : 0;
+}
+
+/* A session serves from its accept on: the client's first message may come
+ * before our ESTABLISHED event (its side is established when our accept
+ * reaches it; ours, when its answer reaches us), and our QP takes it. A
+ * START taken and dropped then was never answered. */
+static bool serving(const struct rex_aconn *c)
+{
+	return c->state == REX_STATE_CONNECTING || c->state == REX_STATE_ESTABLISHED;
+}
+
+void session_poll(struct session *ss)
+{
+	struct rex_aconn *c = &ss->conn;
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
+	int good, taken, i;
+	unsigned reposts;
+
+	do {
+		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
+		reposts = 0;
+		for (i = 0; i < good && serving(c); i++) {
+			reposts += rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV;
+			if (handle_completion(ss, &wc[i]))
+				rex_aconn_close(c, true);
+		}
+		/* The receives taken go back in one chain. */
+		if (reposts && serving(c) &&
+		    rex_aconn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+		                       reposts))
+			rex_aconn_close(c, true);
+	} while (taken == REX_ACONN_WC_BATCH);
+	if (!serving(c))
+		session_set_active(ss, false);
+}
+
+void session_on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
+{
+	(void)loop;
+	session_poll(lcq->arg);
+}
+/* [handle-completion] */
+
+/* [write-latency] */
+/* WRITE latency, as perftest: the ping is seen by its last byte changing
+ * in memory, not by a completion; the answer is a WRITE back. */
+void session_poll_memory(struct session *ss)
+{
+	const volatile uint8_t *last = ss->mem + ss->size - 1;
+
+	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
+		rex_aconn_close(&ss->conn, true);
+}
+/* [write-latency] */
