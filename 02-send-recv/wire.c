@@ -9,6 +9,7 @@
  * the device wrote.
  */
 #include "wire.h"
+#include "rex_wire.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -34,35 +35,6 @@ _Static_assert(HELLO_OFF_MAX_PAYLOAD + 4 == SR_HELLO_WIRE_SIZE,
 _Static_assert(HDR_OFF_LENGTH + 4 == SR_HEADER_SIZE,
                "the header's fields must fill its wire format exactly");
 
-/* Big-endian stores and loads through memcpy: buf need not be aligned. */
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
 void sr_hello_init(struct sr_hello *h, uint16_t credits, uint32_t max_payload)
 {
 	memset(h, 0, sizeof(*h));
@@ -74,12 +46,12 @@ void sr_hello_init(struct sr_hello *h, uint16_t credits, uint32_t max_payload)
 
 void sr_hello_encode(const struct sr_hello *h, uint8_t buf[SR_HELLO_WIRE_SIZE])
 {
-	put32(buf + HELLO_OFF_MAGIC, h->magic);
-	put16(buf + HELLO_OFF_VERSION, h->version);
-	put16(buf + HELLO_OFF_RESERVED, 0);
-	put16(buf + HELLO_OFF_CREDITS, h->credits);
-	put16(buf + HELLO_OFF_RESERVED2, 0);
-	put32(buf + HELLO_OFF_MAX_PAYLOAD, h->max_payload);
+	rex_put_be32(buf + HELLO_OFF_MAGIC, h->magic);
+	rex_put_be16(buf + HELLO_OFF_VERSION, h->version);
+	rex_put_be16(buf + HELLO_OFF_RESERVED, 0);
+	rex_put_be16(buf + HELLO_OFF_CREDITS, h->credits);
+	rex_put_be16(buf + HELLO_OFF_RESERVED2, 0);
+	rex_put_be32(buf + HELLO_OFF_MAX_PAYLOAD, h->max_payload);
 }
 
 int sr_hello_decode(const void *buf, size_t len, struct sr_hello *out, char *why, size_t why_size)
@@ -92,10 +64,10 @@ int sr_hello_decode(const void *buf, size_t len, struct sr_hello *out, char *why
 		snprintf(why, why_size, "too short: %zu bytes", len);
 		return -EMSGSIZE;
 	}
-	h.magic = get32(bytes + HELLO_OFF_MAGIC);
-	h.version = get16(bytes + HELLO_OFF_VERSION);
-	h.credits = get16(bytes + HELLO_OFF_CREDITS);
-	h.max_payload = get32(bytes + HELLO_OFF_MAX_PAYLOAD);
+	h.magic = rex_get_be32(bytes + HELLO_OFF_MAGIC);
+	h.version = rex_get_be16(bytes + HELLO_OFF_VERSION);
+	h.credits = rex_get_be16(bytes + HELLO_OFF_CREDITS);
+	h.max_payload = rex_get_be32(bytes + HELLO_OFF_MAX_PAYLOAD);
 
 	/* The magic first: if it is wrong, the other fields mean nothing. */
 	if (h.magic != SR_HELLO_MAGIC) {
@@ -109,7 +81,7 @@ int sr_hello_decode(const void *buf, size_t len, struct sr_hello *out, char *why
 	}
 	/* Reserved fields are zero in version 1; a later version may use them,
 	 * and must then say so with a new version number. */
-	reserved = get16(bytes + HELLO_OFF_RESERVED) | get16(bytes + HELLO_OFF_RESERVED2);
+	reserved = rex_get_be16(bytes + HELLO_OFF_RESERVED) | rex_get_be16(bytes + HELLO_OFF_RESERVED2);
 	if (reserved) {
 		snprintf(why, why_size, "reserved field 0x%04x not zero", (unsigned)reserved);
 		return -EPROTONOSUPPORT;
@@ -134,8 +106,8 @@ void sr_header_encode(const struct sr_header *h, uint8_t buf[SR_HEADER_SIZE])
 {
 	buf[HDR_OFF_TYPE] = h->type;
 	buf[HDR_OFF_FLAGS] = h->flags;
-	put16(buf + HDR_OFF_CREDITS, h->credits);
-	put32(buf + HDR_OFF_LENGTH, h->length);
+	rex_put_be16(buf + HDR_OFF_CREDITS, h->credits);
+	rex_put_be32(buf + HDR_OFF_LENGTH, h->length);
 }
 
 /* [header-decode] */
@@ -151,8 +123,8 @@ int sr_header_decode(const void *buf, size_t received, uint32_t max_payload, str
 	}
 	h.type = bytes[HDR_OFF_TYPE];
 	h.flags = bytes[HDR_OFF_FLAGS];
-	h.credits = get16(bytes + HDR_OFF_CREDITS);
-	h.length = get32(bytes + HDR_OFF_LENGTH);
+	h.credits = rex_get_be16(bytes + HDR_OFF_CREDITS);
+	h.length = rex_get_be32(bytes + HDR_OFF_LENGTH);
 
 	if (h.type != SR_DATA && h.type != SR_ECHO && h.type != SR_BYE) {
 		snprintf(why, why_size, "unknown type %u", (unsigned)h.type);

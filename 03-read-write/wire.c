@@ -8,6 +8,7 @@
  * machine's memory, so a wrong one is not a crash but silent damage there.
  */
 #include "wire.h"
+#include "rex_wire.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -35,54 +36,11 @@ _Static_assert(OFF_DONE_LENGTH + 8 == RW_DONE_SIZE, "done fields fill it");
 _Static_assert(OFF_REFUSAL_TEXT + RW_REFUSAL_TEXT_SIZE == RW_REFUSAL_SIZE,
                "refusal fields fill it");
 
-/* memcpy, not a cast: a wire buffer need not be aligned for the integer. */
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be64toh(v);
-}
-
 static void put_header(uint8_t *buf, uint32_t magic, uint16_t third)
 {
-	put_be32(buf + OFF_MAGIC, magic);
-	put_be16(buf + OFF_VERSION, RW_VERSION);
-	put_be16(buf + OFF_RESERVED, third);
+	rex_put_be32(buf + OFF_MAGIC, magic);
+	rex_put_be16(buf + OFF_VERSION, RW_VERSION);
+	rex_put_be16(buf + OFF_RESERVED, third);
 }
 
 /*
@@ -100,12 +58,12 @@ static int check_header(const uint8_t *buf, size_t len, size_t size, uint32_t ma
 		snprintf(why, why_size, "too short: %zu bytes", len);
 		return -EMSGSIZE;
 	}
-	got_magic = get_be32(buf + OFF_MAGIC);
+	got_magic = rex_get_be32(buf + OFF_MAGIC);
 	if (got_magic != magic) {
 		snprintf(why, why_size, "bad magic 0x%08x", (unsigned)got_magic);
 		return -EBADMSG;
 	}
-	version = get_be16(buf + OFF_VERSION);
+	version = rex_get_be16(buf + OFF_VERSION);
 	if (version != RW_VERSION) {
 		snprintf(why, why_size, "version %u, want %u", (unsigned)version,
 		         (unsigned)RW_VERSION);
@@ -118,7 +76,7 @@ static int check_header(const uint8_t *buf, size_t len, size_t size, uint32_t ma
  * could not give it a meaning. */
 static int check_reserved(const uint8_t *buf, char *why, size_t why_size)
 {
-	uint16_t reserved = get_be16(buf + OFF_RESERVED);
+	uint16_t reserved = rex_get_be16(buf + OFF_RESERVED);
 
 	if (reserved) {
 		snprintf(why, why_size, "reserved field 0x%04x, want 0", (unsigned)reserved);
@@ -130,7 +88,7 @@ static int check_reserved(const uint8_t *buf, char *why, size_t why_size)
 void rw_request_encode(const struct rw_request *r, uint8_t buf[RW_REQUEST_SIZE])
 {
 	put_header(buf, RW_REQUEST_MAGIC, 0);
-	put_be64(buf + OFF_REQUEST_LENGTH, r->length);
+	rex_put_be64(buf + OFF_REQUEST_LENGTH, r->length);
 }
 
 int rw_request_decode(const void *buf, size_t len, uint64_t have, struct rw_request *out, char *why,
@@ -146,7 +104,7 @@ int rw_request_decode(const void *buf, size_t len, uint64_t have, struct rw_requ
 	ret = check_reserved(bytes, why, why_size);
 	if (ret)
 		return ret;
-	length = get_be64(bytes + OFF_REQUEST_LENGTH);
+	length = rex_get_be64(bytes + OFF_REQUEST_LENGTH);
 	if (length == 0) {
 		snprintf(why, why_size, "zero length");
 		return -ERANGE;
@@ -163,9 +121,9 @@ int rw_request_decode(const void *buf, size_t len, uint64_t have, struct rw_requ
 void rw_descriptor_encode(const struct rw_descriptor *d, uint8_t buf[RW_DESCRIPTOR_SIZE])
 {
 	put_header(buf, RW_DESCRIPTOR_MAGIC, 0);
-	put_be64(buf + OFF_DESCRIPTOR_ADDR, d->addr);
-	put_be64(buf + OFF_DESCRIPTOR_LENGTH, d->length);
-	put_be32(buf + OFF_DESCRIPTOR_RKEY, d->rkey);
+	rex_put_be64(buf + OFF_DESCRIPTOR_ADDR, d->addr);
+	rex_put_be64(buf + OFF_DESCRIPTOR_LENGTH, d->length);
+	rex_put_be32(buf + OFF_DESCRIPTOR_RKEY, d->rkey);
 }
 
 int rw_descriptor_decode(const void *buf, size_t len, uint64_t asked, struct rw_descriptor *out,
@@ -181,9 +139,9 @@ int rw_descriptor_decode(const void *buf, size_t len, uint64_t asked, struct rw_
 	ret = check_reserved(bytes, why, why_size);
 	if (ret)
 		return ret;
-	d.addr = get_be64(bytes + OFF_DESCRIPTOR_ADDR);
-	d.length = get_be64(bytes + OFF_DESCRIPTOR_LENGTH);
-	d.rkey = get_be32(bytes + OFF_DESCRIPTOR_RKEY);
+	d.addr = rex_get_be64(bytes + OFF_DESCRIPTOR_ADDR);
+	d.length = rex_get_be64(bytes + OFF_DESCRIPTOR_LENGTH);
+	d.rkey = rex_get_be32(bytes + OFF_DESCRIPTOR_RKEY);
 
 	if (d.length == 0) {
 		snprintf(why, why_size, "zero length");
@@ -216,8 +174,8 @@ int rw_descriptor_decode(const void *buf, size_t len, uint64_t asked, struct rw_
 void rw_done_encode(const struct rw_done *d, uint8_t buf[RW_DONE_SIZE])
 {
 	put_header(buf, RW_DONE_MAGIC, RW_DONE_TYPE_DONE);
-	put_be32(buf + OFF_DONE_SEED, d->seed);
-	put_be64(buf + OFF_DONE_LENGTH, d->length);
+	rex_put_be32(buf + OFF_DONE_SEED, d->seed);
+	rex_put_be64(buf + OFF_DONE_LENGTH, d->length);
 }
 
 int rw_done_decode(const void *buf, size_t len, uint64_t granted, struct rw_done *out, char *why,
@@ -231,14 +189,14 @@ int rw_done_decode(const void *buf, size_t len, uint64_t granted, struct rw_done
 	ret = check_header(bytes, len, RW_DONE_SIZE, RW_DONE_MAGIC, why, why_size);
 	if (ret)
 		return ret;
-	type = get_be16(bytes + OFF_RESERVED);
+	type = rex_get_be16(bytes + OFF_RESERVED);
 	if (type != RW_DONE_TYPE_DONE) {
 		snprintf(why, why_size, "type %u, want %u", (unsigned)type,
 		         (unsigned)RW_DONE_TYPE_DONE);
 		return -EPROTO;
 	}
-	d.seed = get_be32(bytes + OFF_DONE_SEED);
-	d.length = get_be64(bytes + OFF_DONE_LENGTH);
+	d.seed = rex_get_be32(bytes + OFF_DONE_SEED);
+	d.length = rex_get_be64(bytes + OFF_DONE_LENGTH);
 	/* The server checks exactly the bytes it granted: a length beyond them
 	 * would make it read past its buffer, a shorter one check less. */
 	if (d.length != granted) {

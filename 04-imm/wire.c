@@ -9,6 +9,7 @@
  * of it is used.
  */
 #include "wire.h"
+#include "rex_wire.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -32,58 +33,15 @@ _Static_assert(OFF_SLOTS + 4 == IM_DESCRIPTOR_SIZE, "the fields fill the descrip
 #define LENGTH_MASK IM_MAX_LENGTH
 _Static_assert(IM_SLOT_BITS + IM_LENGTH_BITS == 32, "the two fields fill 32 bits");
 
-/* Big-endian stores and loads through memcpy: the buffer need not be aligned. */
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be64toh(v);
-}
-
 void im_descriptor_encode(const struct im_descriptor *d, uint8_t buf[IM_DESCRIPTOR_SIZE])
 {
-	put32(buf + OFF_MAGIC, IM_DESCRIPTOR_MAGIC);
-	put16(buf + OFF_VERSION, IM_VERSION);
-	put16(buf + OFF_RESERVED, 0);
-	put64(buf + OFF_ADDR, d->addr);
-	put32(buf + OFF_RKEY, d->rkey);
-	put32(buf + OFF_SLOT_SIZE, d->slot_size);
-	put32(buf + OFF_SLOTS, d->slots);
+	rex_put_be32(buf + OFF_MAGIC, IM_DESCRIPTOR_MAGIC);
+	rex_put_be16(buf + OFF_VERSION, IM_VERSION);
+	rex_put_be16(buf + OFF_RESERVED, 0);
+	rex_put_be64(buf + OFF_ADDR, d->addr);
+	rex_put_be32(buf + OFF_RKEY, d->rkey);
+	rex_put_be32(buf + OFF_SLOT_SIZE, d->slot_size);
+	rex_put_be32(buf + OFF_SLOTS, d->slots);
 }
 
 int im_descriptor_decode(const void *buf, size_t len, uint64_t message_size,
@@ -101,27 +59,27 @@ int im_descriptor_decode(const void *buf, size_t len, uint64_t message_size,
 		snprintf(why, why_size, "too short: %zu bytes", len);
 		return -EMSGSIZE;
 	}
-	magic = get32(bytes + OFF_MAGIC);
+	magic = rex_get_be32(bytes + OFF_MAGIC);
 	if (magic != IM_DESCRIPTOR_MAGIC) {
 		snprintf(why, why_size, "bad magic 0x%08x", (unsigned)magic);
 		return -EBADMSG;
 	}
-	version = get16(bytes + OFF_VERSION);
+	version = rex_get_be16(bytes + OFF_VERSION);
 	if (version != IM_VERSION) {
 		snprintf(why, why_size, "version %u, want %u", (unsigned)version,
 		         (unsigned)IM_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	/* Reserved for later versions: 0 now, or they could not give it a meaning. */
-	reserved = get16(bytes + OFF_RESERVED);
+	reserved = rex_get_be16(bytes + OFF_RESERVED);
 	if (reserved) {
 		snprintf(why, why_size, "reserved field 0x%04x, want 0", (unsigned)reserved);
 		return -EBADMSG;
 	}
-	d.addr = get64(bytes + OFF_ADDR);
-	d.rkey = get32(bytes + OFF_RKEY);
-	d.slot_size = get32(bytes + OFF_SLOT_SIZE);
-	d.slots = get32(bytes + OFF_SLOTS);
+	d.addr = rex_get_be64(bytes + OFF_ADDR);
+	d.rkey = rex_get_be32(bytes + OFF_RKEY);
+	d.slot_size = rex_get_be32(bytes + OFF_SLOT_SIZE);
+	d.slots = rex_get_be32(bytes + OFF_SLOTS);
 
 	/* The immediate can name only IM_MAX_SLOTS slots and say at most
 	 * IM_MAX_SLOT_SIZE bytes of one: a ring beyond that cannot be used. */

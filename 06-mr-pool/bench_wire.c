@@ -4,6 +4,7 @@
  * bench_wire.h). Every field is written big-endian at a fixed offset.
  */
 #include "bench_wire.h"
+#include "rex_wire.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -74,44 +75,6 @@ const char *bench_ops_format(unsigned mask, char *buf, size_t len)
 	return buf;
 }
 
-/* Big-endian stores and loads at an offset. */
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return be16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
-
 /* Magic and version, common to the three messages. */
 static int check_head(const uint8_t *in, size_t len, size_t need, const char *what, char *why,
                       size_t why_len)
@@ -120,15 +83,15 @@ static int check_head(const uint8_t *in, size_t len, size_t need, const char *wh
 		snprintf(why, why_len, "%s of %zu bytes, expected %zu", what, len, need);
 		return -EPROTO;
 	}
-	if (get32(in) != BENCH_MAGIC) {
+	if (rex_get_be32(in) != BENCH_MAGIC) {
 		snprintf(why, why_len,
 		         "%s with magic 0x%08" PRIx32 ", expected 0x%08x (not a "
 		         "06-mr-pool peer)",
-		         what, get32(in), BENCH_MAGIC);
+		         what, rex_get_be32(in), BENCH_MAGIC);
 		return -EPROTO;
 	}
-	if (get16(in + 4) != BENCH_VERSION) {
-		snprintf(why, why_len, "%s of version %u, expected %u", what, get16(in + 4),
+	if (rex_get_be16(in + 4) != BENCH_VERSION) {
+		snprintf(why, why_len, "%s of version %u, expected %u", what, rex_get_be16(in + 4),
 		         BENCH_VERSION);
 		return -EPROTO;
 	}
@@ -139,16 +102,16 @@ static int check_head(const uint8_t *in, size_t len, size_t need, const char *wh
 void bench_hello_encode(const struct bench_hello *h, uint8_t *out)
 {
 	memset(out, 0, BENCH_HELLO_LEN);
-	put32(out, BENCH_MAGIC);
-	put16(out + 4, BENCH_VERSION);
+	rex_put_be32(out, BENCH_MAGIC);
+	rex_put_be16(out + 4, BENCH_VERSION);
 	out[6] = h->op;
 	out[7] = h->mode;
-	put32(out + 8, h->max_size);
-	put32(out + 12, h->depth);
-	put16(out + 16, h->qp_index);
-	put16(out + 18, h->qps);
-	put64(out + 20, h->addr);
-	put32(out + 28, h->rkey);
+	rex_put_be32(out + 8, h->max_size);
+	rex_put_be32(out + 12, h->depth);
+	rex_put_be16(out + 16, h->qp_index);
+	rex_put_be16(out + 18, h->qps);
+	rex_put_be64(out + 20, h->addr);
+	rex_put_be32(out + 28, h->rkey);
 }
 
 int bench_hello_decode(const uint8_t *in, size_t len, struct bench_hello *h, char *why,
@@ -160,12 +123,12 @@ int bench_hello_decode(const uint8_t *in, size_t len, struct bench_hello *h, cha
 		return ret;
 	h->op = in[6];
 	h->mode = in[7];
-	h->max_size = get32(in + 8);
-	h->depth = get32(in + 12);
-	h->qp_index = get16(in + 16);
-	h->qps = get16(in + 18);
-	h->addr = get64(in + 20);
-	h->rkey = get32(in + 28);
+	h->max_size = rex_get_be32(in + 8);
+	h->depth = rex_get_be32(in + 12);
+	h->qp_index = rex_get_be16(in + 16);
+	h->qps = rex_get_be16(in + 18);
+	h->addr = rex_get_be64(in + 20);
+	h->rkey = rex_get_be32(in + 28);
 	if (h->op >= BENCH_OP_COUNT)
 		snprintf(why, why_len, "hello: unknown op %u", h->op);
 	else if (h->mode > BENCH_MODE_LAT)
@@ -187,12 +150,12 @@ int bench_hello_decode(const uint8_t *in, size_t len, struct bench_hello *h, cha
 void bench_accept_encode(const struct bench_accept *a, uint8_t *out)
 {
 	memset(out, 0, BENCH_ACCEPT_LEN);
-	put32(out, BENCH_MAGIC);
-	put16(out + 4, BENCH_VERSION);
-	put64(out + 8, a->addr);
-	put32(out + 16, a->rkey);
-	put32(out + 20, a->length);
-	put32(out + 24, a->recv_depth);
+	rex_put_be32(out, BENCH_MAGIC);
+	rex_put_be16(out + 4, BENCH_VERSION);
+	rex_put_be64(out + 8, a->addr);
+	rex_put_be32(out + 16, a->rkey);
+	rex_put_be32(out + 20, a->length);
+	rex_put_be32(out + 24, a->recv_depth);
 }
 
 int bench_accept_decode(const uint8_t *in, size_t len, struct bench_accept *a, char *why,
@@ -202,10 +165,10 @@ int bench_accept_decode(const uint8_t *in, size_t len, struct bench_accept *a, c
 
 	if (ret)
 		return ret;
-	a->addr = get64(in + 8);
-	a->rkey = get32(in + 16);
-	a->length = get32(in + 20);
-	a->recv_depth = get32(in + 24);
+	a->addr = rex_get_be64(in + 8);
+	a->rkey = rex_get_be32(in + 16);
+	a->length = rex_get_be32(in + 20);
+	a->recv_depth = rex_get_be32(in + 24);
 	if (a->length < 1 || a->length > BENCH_MAX_SIZE * 2u)
 		snprintf(why, why_len, "accept: buffer of %" PRIu32 " bytes", a->length);
 	else if (a->recv_depth < 1 || a->recv_depth > 4 * BENCH_MAX_DEPTH)
@@ -220,11 +183,11 @@ int bench_accept_decode(const uint8_t *in, size_t len, struct bench_accept *a, c
 void bench_reject_encode(const struct bench_reject *r, uint8_t *out)
 {
 	memset(out, 0, BENCH_REJECT_LEN);
-	put32(out, BENCH_MAGIC);
-	put16(out + 4, BENCH_VERSION);
-	put16(out + 6, r->reason);
-	put64(out + 8, r->value);
-	put64(out + 16, r->limit);
+	rex_put_be32(out, BENCH_MAGIC);
+	rex_put_be16(out + 4, BENCH_VERSION);
+	rex_put_be16(out + 6, r->reason);
+	rex_put_be64(out + 8, r->value);
+	rex_put_be64(out + 16, r->limit);
 }
 
 int bench_reject_decode(const uint8_t *in, size_t len, struct bench_reject *r)
@@ -233,9 +196,9 @@ int bench_reject_decode(const uint8_t *in, size_t len, struct bench_reject *r)
 
 	if (check_head(in, len, BENCH_REJECT_LEN, "reject", why, sizeof(why)))
 		return -EPROTO;
-	r->reason = get16(in + 6);
-	r->value = get64(in + 8);
-	r->limit = get64(in + 16);
+	r->reason = rex_get_be16(in + 6);
+	r->value = rex_get_be64(in + 8);
+	r->limit = rex_get_be64(in + 16);
 	return r->reason >= BENCH_REJECT_HELLO && r->reason <= BENCH_REJECT_BUSY ? 0 : -EPROTO;
 }
 
