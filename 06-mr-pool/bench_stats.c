@@ -11,47 +11,26 @@
 #include <stdlib.h>
 
 #include "bench_wire.h"
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank: the smallest sample with at least p * n samples at or below it. */
-static double nearest_rank(const double *sorted, size_t n, double p)
-{
-	size_t rank = (size_t)ceil(p * (double)n);
-
-	return n == 0 ? 0 : sorted[rank ? rank - 1 : 0];
-}
+#include "stats.h"
 
 /* [lat-summary] */
 void bench_lat_summarize(double *us, size_t n, struct bench_lat *out)
 {
-	double sum = 0, sq = 0;
-	size_t i;
+	struct mp_summary sum;
 
-	*out = (struct bench_lat){0};
-	qsort(us, n, sizeof(*us), compare_double);
+	mp_sort(us, n);
 	/* As perftest: the two largest samples go (a page fault, a timer). */
 	if (n > 2)
 		n -= 2;
-	if (n == 0)
-		return;
-	for (i = 0; i < n; i++)
-		sum += us[i];
-	out->avg = sum / (double)n;
-	for (i = 0; i < n; i++)
-		sq += (us[i] - out->avg) * (us[i] - out->avg);
-	out->n = n;
-	out->min = us[0];
-	out->max = us[n - 1];
-	out->typical = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
-	out->stdev = sqrt(sq / (double)n);
-	out->p99 = nearest_rank(us, n, 0.99);
-	out->p999 = nearest_rank(us, n, 0.999);
+	mp_summarize_sorted(us, n, &sum);
+	*out = (struct bench_lat){.n = sum.n,
+	                          .min = sum.min,
+	                          .max = sum.max,
+	                          .typical = sum.median,
+	                          .avg = sum.mean,
+	                          .stdev = sum.stdev,
+	                          .p99 = sum.p99,
+	                          .p999 = sum.p999};
 }
 /* [lat-summary] */
 

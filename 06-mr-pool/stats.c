@@ -29,21 +29,36 @@ double mp_nearest_rank(const double *sorted, size_t n, double p)
 	return sorted[rank - 1];
 }
 
-void mp_summarize(double *samples, size_t n, struct mp_summary *out)
+void mp_sort(double *samples, size_t n)
 {
-	double sum = 0;
+	if (n > 1)
+		qsort(samples, n, sizeof(*samples), compare_doubles);
+}
+
+void mp_summarize_sorted(const double *sorted, size_t n, struct mp_summary *out)
+{
+	double sum = 0, sq = 0;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	qsort(samples, n, sizeof(*samples), compare_doubles);
 	for (i = 0; i < n; i++)
-		sum += samples[i];
-	out->n = n;
-	out->min = samples[0];
-	out->max = samples[n - 1];
-	out->median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-	out->p99 = mp_nearest_rank(samples, n, 0.99);
+		sum += sorted[i];
 	out->mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (sorted[i] - out->mean) * (sorted[i] - out->mean);
+	out->n = n;
+	out->min = sorted[0];
+	out->max = sorted[n - 1];
+	out->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	out->p99 = mp_nearest_rank(sorted, n, 0.99);
+	out->p999 = mp_nearest_rank(sorted, n, 0.999);
+	out->stdev = sqrt(sq / (double)n);
+}
+
+void mp_summarize(double *samples, size_t n, struct mp_summary *out)
+{
+	mp_sort(samples, n);
+	mp_summarize_sorted(samples, n, out);
 }
