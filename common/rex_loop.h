@@ -163,7 +163,11 @@ struct rex_loop_task {
  *
  * Events are acknowledged in batches (ibv_ack_cq_events() takes a lock):
  * call rex_loop_cq_ack() before ibv_destroy_cq(), which waits until every
- * event taken has been acknowledged.
+ * event taken has been acknowledged. Once ibv_destroy_cq() has returned, no
+ * event for that CQ comes out of the channel any more (the kernel drops the
+ * ones still queued), so the record may be freed then; call it outside the
+ * CQ's own function (rex_loop_post() a task), as the loop arms and polls the
+ * CQ again after that function returns.
  */
 struct rex_loop_cq {
 	struct ibv_cq *cq;    /**< set it after ibv_create_cq() */
@@ -204,7 +208,10 @@ struct rex_loop *rex_loop_create(void);
  *
  * The fds added with rex_loop_add_fd(), the completion channels and the
  * devices remain the caller's, open. Timers still armed and tasks still
- * queued are forgotten, not called. Accepts NULL.
+ * queued are forgotten, not called. The signals of rex_loop_add_signals()
+ * are unblocked (the mask before it is restored): one that arrived and was
+ * not read yet is delivered at that moment, with its old disposition (for
+ * SIGINT and SIGTERM, by default, the end of the program). Accepts NULL.
  * \return 0, or the negative errno of the first close() or sigprocmask()
  *         that failed (printed; the rest is still released, and \p loop freed).
  */
