@@ -89,7 +89,6 @@ struct connection {
 struct client {
 	struct rex_options opts;
 	struct rex_loop *loop;
-	struct rdma_event_channel *channel; /* the CM events of every connection */
 	struct addrinfo *server;            /* resolved once, for all of them */
 	struct rex_aconn_devs devices;
 	struct connection *conns; /* opts.qps of them */
@@ -470,21 +469,11 @@ static int start_connections(struct client *cl)
 		rex_report_errno("calloc", ENOMEM);
 		return -ENOMEM;
 	}
-	/* One non-blocking event channel, watched by the loop, for every id. */
-	cl->channel = rdma_create_event_channel();
-	if (!cl->channel) {
-		ret = -errno;
-		rex_report_errno("rdma_create_event_channel", errno);
-		return ret;
-	}
-	ret = rex_cm_channel_nonblocking(cl->channel);
-	if (ret)
-		return ret;
-	/* Every connection's life, and the CM channel read in the loop: all
-	 * our ids are connections, so no event is left for us to handle. */
+	/* One CM channel for every connection, non-blocking and read by the
+	 * loop; the connections' settings. All our ids are connections, so no
+	 * event is left for us to handle but a failing channel. */
 	as_conn_attr(&attr);
-	rex_aconn_devs_init(&cl->devices, cl->loop, "client", cl->channel, &attr, on_cm_event, cl);
-	ret = rex_aconn_devs_watch(&cl->devices);
+	ret = rex_aconn_devs_create(&cl->devices, cl->loop, "client", &attr, on_cm_event, cl);
 	if (ret)
 		return ret;
 
@@ -501,7 +490,7 @@ static int start_connections(struct client *cl)
 			rex_report_errno("calloc", ENOMEM);
 			return -ENOMEM; /* the ones started go on; main() waits for them */
 		}
-		if (rdma_create_id(cl->channel, &id, NULL, RDMA_PS_TCP)) {
+		if (rdma_create_id(cl->devices.channel, &id, NULL, RDMA_PS_TCP)) {
 			ret = -errno;
 			rex_report_errno("rdma_create_id", errno);
 			return ret;
@@ -586,17 +575,9 @@ static int release_everything(struct client *cl)
 	int ret = 0;
 	unsigned i;
 
-	/* Every connection released its QP, CQ, memory and id already. */
-	if (cl->open == 0)
-		ret = rex_aconn_devs_release(&cl->devices);
-	else
-		ret = -EBUSY; /* the loop failed: the kernel cleans up after us */
-	if (cl->channel) {
-		/* rex_aconn_devs_release() stopped watching it, if it ran. */
-		if (cl->loop)
-			rex_loop_remove_fd(cl->loop, cl->channel->fd);
-		rdma_destroy_event_channel(cl->channel);
-	}
+	/* Every connection released its QP, CQ, memory and id already; when
+	 * the loop failed they did not (-EBUSY), and the kernel cleans up. */
+	ret = rex_aconn_devs_destroy(&cl->devices);
 	for (i = 0; cl->conns && i < cl->opts.qps; i++)
 		free(cl->conns[i].sent_at);
 	free(cl->conns);

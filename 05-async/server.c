@@ -97,9 +97,6 @@ struct session {
 struct server {
 	struct rex_options opts;
 	struct rex_loop *loop;
-	/* One CM event channel for the listener and every connection it
-	 * accepts: their ids are born on it and stay on it. */
-	struct rdma_event_channel *channel;
 	struct rdma_cm_id *listener; /* NULL once we stop accepting */
 	char name[REX_CM_ADDRESS_LEN];
 	struct rex_aconn_devs devices;
@@ -462,58 +459,23 @@ static int create_loop(struct server *s)
 /* [listen] */
 static int listen_for_clients(struct server *s)
 {
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
-	                         .ai_family = AF_INET,
-	                         .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
 	struct rex_aconn_attr attr;
-	char port[8];
 	int ret;
 
-	snprintf(port, sizeof(port), "%u", (unsigned)s->opts.port);
-	ret = getaddrinfo(s->opts.addr, port, &hints, &res);
-	if (ret) {
-		rex_errorf("getaddrinfo %s: %s", s->opts.addr ? s->opts.addr : "(any)",
-		           gai_strerror(ret));
-		return -EINVAL;
-	}
-	/* Chapter 01's listener, with one difference: its channel is
-	 * non-blocking and watched by the loop. */
-	s->channel = rdma_create_event_channel();
-	if (!s->channel) {
-		ret = -errno;
-		rex_report_errno("rdma_create_event_channel", errno);
-		goto out_free;
-	}
-	ret = rex_cm_channel_nonblocking(s->channel);
-	if (ret)
-		goto out_free;
-	if (rdma_create_id(s->channel, &s->listener, NULL, RDMA_PS_TCP)) {
-		ret = -errno;
-		rex_report_errno("rdma_create_id", errno);
-		goto out_free;
-	}
-	if (rdma_bind_addr(s->listener, res->ai_addr)) {
-		ret = -errno;
-		rex_report_errno("rdma_bind_addr", errno);
-		goto out_free;
-	}
-	if (rdma_listen(s->listener, LISTEN_BACKLOG)) {
-		ret = -errno;
-		rex_report_errno("rdma_listen", errno);
-		goto out_free;
-	}
-	/* Every connection's life, and the CM channel read in the loop. */
+	/* One CM channel for the listener and every connection it makes,
+	 * non-blocking and read by the loop; the connections' settings. */
 	as_conn_attr(&attr);
-	rex_aconn_devs_init(&s->devices, s->loop, "server", s->channel, &attr, on_cm_event, s);
-	ret = rex_aconn_devs_watch(&s->devices);
+	ret = rex_aconn_devs_create(&s->devices, s->loop, "server", &attr, on_cm_event, s);
 	if (ret)
-		goto out_free;
+		return ret;
+	/* Chapter 01's listener, on that channel. */
+	ret = rex_aconn_listen(&s->devices, s->opts.addr, s->opts.port, LISTEN_BACKLOG,
+	                       &s->listener);
+	if (ret)
+		return ret; /* release_everything() undoes what was made */
 	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
 	printf("server: listening on %s\n", s->name);
-out_free:
-	freeaddrinfo(res);
-	return ret; /* on failure, release_everything() undoes what was made */
+	return 0;
 }
 /* [listen] */
 
@@ -550,16 +512,10 @@ static int release_everything(struct server *s)
 	}
 	/* Every connection is gone (the loop ran until then): the devices'
 	 * PDs and channels have nothing left in them, and say so. */
-	if (s->open == 0 && rex_aconn_devs_release(&s->devices) == 0 && ret == 0)
+	if (rex_aconn_devs_destroy(&s->devices) == 0 && ret == 0)
 		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
 	else
 		ret = ret ? ret : -EBUSY;
-	if (s->channel) {
-		/* rex_aconn_devs_release() stopped watching it, if it ran. */
-		if (s->loop)
-			rex_loop_remove_fd(s->loop, s->channel->fd);
-		rdma_destroy_event_channel(s->channel);
-	}
 	return ret;
 }
 /* [release] */

@@ -107,7 +107,6 @@ enum phase { PHASE_CONTROL, PHASE_BW };
 struct client {
 	struct options o;
 	struct rex_loop *loop;
-	struct rdma_event_channel *channel;
 	struct addrinfo *server;
 	struct rex_aconn_devs devices;
 	struct qp *qps;

@@ -275,22 +275,12 @@ int connect_all(struct client *cl)
 		rex_report_errno("calloc", ENOMEM);
 		return -ENOMEM;
 	}
-	cl->channel = rdma_create_event_channel();
-	if (!cl->channel) {
-		ret = -errno;
-		rex_report_errno("rdma_create_event_channel", errno);
-		return ret;
-	}
-	ret = rex_cm_channel_nonblocking(cl->channel);
-	if (ret)
-		return ret;
 	/* Every connection's life, and the CM channel read in the loop. No
 	 * idle deadline: a run's control phases have their own. */
-	rex_aconn_devs_init(&cl->devices, cl->loop, "client", cl->channel, NULL, on_cm_event, cl);
-	cl->devices.dev_release = release_pool;
-	ret = rex_aconn_devs_watch(&cl->devices);
+	ret = rex_aconn_devs_create(&cl->devices, cl->loop, "client", NULL, on_cm_event, cl);
 	if (ret)
 		return ret;
+	cl->devices.dev_release = release_pool;
 	for (i = 0; i < cl->o.qps; i++) {
 		struct qp *q = &cl->qps[i];
 		struct rdma_cm_id *id;
@@ -303,7 +293,7 @@ int connect_all(struct client *cl)
 			rex_report_errno("calloc", ENOMEM);
 			return -ENOMEM;
 		}
-		if (rdma_create_id(cl->channel, &id, NULL, RDMA_PS_TCP)) {
+		if (rdma_create_id(cl->devices.channel, &id, NULL, RDMA_PS_TCP)) {
 			ret = -errno;
 			rex_report_errno("rdma_create_id", errno);
 			return ret;
@@ -338,13 +328,9 @@ int disconnect_all(struct client *cl, bool failed)
 
 int release_everything(struct client *cl)
 {
-	int ret = cl->open == 0 ? rex_aconn_devs_release(&cl->devices) : -EBUSY;
+	int ret = rex_aconn_devs_destroy(&cl->devices); /* -EBUSY: connections left */
 	unsigned i;
 
-	if (cl->channel) {
-		rex_loop_remove_fd(cl->loop, cl->channel->fd);
-		rdma_destroy_event_channel(cl->channel);
-	}
 	for (i = 0; cl->qps && i < cl->o.qps; i++) {
 		free(cl->qps[i].wr);
 		free(cl->qps[i].sge);

@@ -427,56 +427,22 @@ static int create_loop(struct server *s)
 /* [listen] */
 static int listen_for_clients(struct server *s)
 {
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
-	                         .ai_family = AF_INET,
-	                         .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res;
-	char port[8], ops[48];
+	char ops[48];
 	int ret;
 
-	snprintf(port, sizeof(port), "%u", (unsigned)s->port);
-	ret = getaddrinfo(s->addr, port, &hints, &res);
-	if (ret) {
-		rex_errorf("getaddrinfo %s: %s", s->addr ? s->addr : "(any)", gai_strerror(ret));
-		return -EINVAL;
-	}
-	s->channel = rdma_create_event_channel();
-	if (!s->channel) {
-		ret = -errno;
-		rex_report_errno("rdma_create_event_channel", errno);
-		goto out_free;
-	}
-	ret = rex_cm_channel_nonblocking(s->channel);
-	if (ret)
-		goto out_free;
-	if (rdma_create_id(s->channel, &s->listener, NULL, RDMA_PS_TCP)) {
-		ret = -errno;
-		rex_report_errno("rdma_create_id", errno);
-		goto out_free;
-	}
-	if (rdma_bind_addr(s->listener, res->ai_addr)) {
-		ret = -errno;
-		rex_report_errno("rdma_bind_addr", errno);
-		goto out_free;
-	}
-	if (rdma_listen(s->listener, LISTEN_BACKLOG)) {
-		ret = -errno;
-		rex_report_errno("rdma_listen", errno);
-		goto out_free;
-	}
 	/* Every session's life, and the CM channel read in the loop. No idle
 	 * deadline: a run's control phases have their own. */
-	rex_aconn_devs_init(&s->devices, s->loop, "server", s->channel, NULL, on_cm_event, s);
-	s->devices.dev_release = release_pool;
-	ret = rex_aconn_devs_watch(&s->devices);
+	ret = rex_aconn_devs_create(&s->devices, s->loop, "server", NULL, on_cm_event, s);
 	if (ret)
-		goto out_free;
+		return ret;
+	s->devices.dev_release = release_pool;
+	ret = rex_aconn_listen(&s->devices, s->addr, s->port, LISTEN_BACKLOG, &s->listener);
+	if (ret)
+		return ret;
 	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
 	printf("server: listening on %s: ops %s, messages up to %" PRIu32 " bytes\n", s->name,
 	       bench_ops_format(s->ops, ops, sizeof(ops)), s->max_size);
-out_free:
-	freeaddrinfo(res);
-	return ret;
+	return 0;
 }
 /* [listen] */
 
@@ -521,15 +487,10 @@ static int release_everything(struct server *s)
 		ret = -errno;
 		rex_report_errno("rdma_destroy_id", errno);
 	}
-	if (s->open == 0 && rex_aconn_devs_release(&s->devices) == 0 && ret == 0)
+	if (rex_aconn_devs_destroy(&s->devices) == 0 && ret == 0)
 		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
 	else
 		ret = ret ? ret : -EBUSY;
-	if (s->channel) {
-		if (s->loop)
-			rex_loop_remove_fd(s->loop, s->channel->fd);
-		rdma_destroy_event_channel(s->channel);
-	}
 	return ret;
 }
 

@@ -43,7 +43,6 @@ struct server {
 	unsigned ops;
 	bool verbose;
 	struct rex_loop *loop;
-	struct rdma_event_channel *channel;
 	struct rdma_cm_id *listener;
 	char name[REX_CM_ADDRESS_LEN];
 	struct rex_aconn_devs devices;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netdb.h>
 #include <sys/epoll.h>
 
 #include "rex_error.h"
@@ -119,6 +120,101 @@ int rex_aconn_devs_read_cm(struct rex_aconn_devs *devs)
 	return 1;
 }
 /* [cm-read] */
+
+/* [devs-create] */
+int rex_aconn_devs_create(struct rex_aconn_devs *devs, struct rex_loop *loop, const char *who,
+                          const struct rex_aconn_attr *attr, rex_aconn_cm_fn cm_fn, void *cm_arg)
+{
+	struct rdma_event_channel *channel = rdma_create_event_channel();
+	int ret;
+
+	memset(devs, 0, sizeof(*devs));
+	if (!channel) {
+		ret = -errno;
+		rex_report_errno("rdma_create_event_channel", errno);
+		return ret;
+	}
+	/* Non-blocking: the loop reads it until EAGAIN, and never sleeps in it. */
+	ret = rex_cm_channel_nonblocking(channel);
+	if (ret)
+		goto out_destroy_channel;
+	rex_aconn_devs_init(devs, loop, who, channel, attr, cm_fn, cm_arg);
+	ret = rex_aconn_devs_watch(devs);
+	if (ret)
+		goto out_destroy_channel;
+	devs->own_channel = true;
+	return 0;
+
+out_destroy_channel:
+	rdma_destroy_event_channel(channel);
+	devs->channel = NULL;
+	return ret;
+}
+/* [devs-create] */
+
+int rex_aconn_devs_destroy(struct rex_aconn_devs *devs)
+{
+	int ret = -EBUSY;
+
+	if (devs->watching_cm) {
+		rex_loop_remove_fd(devs->loop, devs->channel->fd);
+		devs->watching_cm = false;
+	}
+	/* A device still used by a connection cannot go: its PD is busy. */
+	if (devs->conns == 0)
+		ret = rex_aconn_devs_release(devs);
+	if (devs->own_channel && devs->channel)
+		rdma_destroy_event_channel(devs->channel);
+	devs->channel = NULL;
+	devs->own_channel = false;
+	return ret;
+}
+
+/* [listen] */
+int rex_aconn_listen(struct rex_aconn_devs *devs, const char *addr, uint16_t port, int backlog,
+                     struct rdma_cm_id **listener)
+{
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	                         .ai_family = AF_INET,
+	                         .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res;
+	struct rdma_cm_id *id = NULL;
+	char service[8];
+	int ret;
+
+	snprintf(service, sizeof(service), "%u", (unsigned)port);
+	ret = getaddrinfo(addr, service, &hints, &res);
+	if (ret) {
+		rex_errorf("getaddrinfo %s: %s", addr ? addr : "(any)", gai_strerror(ret));
+		return -EINVAL;
+	}
+	/* Chapter 01's listener, on the non-blocking channel: its connect
+	 * requests are events of the loop. */
+	if (rdma_create_id(devs->channel, &id, NULL, RDMA_PS_TCP)) {
+		ret = -errno;
+		rex_report_errno("rdma_create_id", errno);
+		goto out_free;
+	}
+	if (rdma_bind_addr(id, res->ai_addr)) {
+		ret = -errno;
+		rex_report_errno("rdma_bind_addr", errno);
+		goto out_destroy_id;
+	}
+	if (rdma_listen(id, backlog)) {
+		ret = -errno;
+		rex_report_errno("rdma_listen", errno);
+		goto out_destroy_id;
+	}
+	*listener = id;
+	goto out_free;
+
+out_destroy_id:
+	rdma_destroy_id(id);
+out_free:
+	freeaddrinfo(res);
+	return ret;
+}
+/* [listen] */
 
 static void cm_ready(struct rex_loop *loop, uint32_t events, void *arg)
 {
@@ -260,6 +356,7 @@ void rex_aconn_init(struct rex_aconn *c, struct rex_aconn_devs *devs, struct rdm
 	c->id = id;
 	c->state = state;
 	c->ops = ops;
+	devs->conns++;
 	/* Every CM event of this id will find its connection here. */
 	id->context = c;
 	rex_loop_timer_init(&c->deadline, on_deadline, c);
@@ -864,6 +961,7 @@ static void release(struct rex_loop *loop, void *arg)
 		c->failed = true;
 	}
 	c->id = NULL;
+	c->devs->conns--;
 	/* The program's buffers, and its structure: nothing uses them now. */
 	c->ops->released(c);
 }

@@ -13,8 +13,8 @@
  * ::rex_aconn_devs for all its connections and embeds a ::rex_aconn in each
  * connection of its own:
  *
- *     rex_aconn_devs_init(&devs, loop, "server", channel, &attr, on_cm, me);
- *     rex_aconn_devs_watch(&devs);            the CM channel, in the loop
+ *     rex_aconn_devs_create(&devs, loop, "server", &attr, on_cm, me);
+ *     rex_aconn_listen(&devs, addr, port, backlog, &listener);   a server
  *     ... on_cm(): a connect request ->
  *         dev = rex_aconn_dev_get(&devs, id->verbs);
  *         rex_aconn_init(&s->ac, &devs, id, REX_STATE_CONNECTING, &ops);
@@ -23,7 +23,7 @@
  *     ... any other event of a connection -> rex_aconn_cm_event(ev->id->context, ev)
  *     ... on_cq(): rex_aconn_poll() in a loop, act on what it returns
  *     ... the end: rex_aconn_close() -> DRAINING -> ops.released()
- *     rex_aconn_devs_release(&devs);          once every connection is released
+ *     rex_aconn_devs_destroy(&devs);          once every connection is released
  *
  * **States** (::rex_state): RESOLVING (client) -> CONNECTING -> ESTABLISHED
  * -> DRAINING -> CLOSED; every failure leads to DRAINING too, and a refused
@@ -197,6 +197,8 @@ struct rex_aconn_devs {
 	rex_aconn_cm_fn cm_fn;               /**< the program's CM events */
 	void *cm_arg;                        /**< for cm_fn */
 	bool watching_cm;                    /**< the loop watches the channel */
+	bool own_channel;                    /**< made by rex_aconn_devs_create() */
+	unsigned conns;                      /**< connections not released yet */
 	/** Called before a device's PD is released, to release what dev->user
 	 *  holds (memory registered in the PD). 0 or a negative errno (printed);
 	 *  on failure the PD is kept. NULL when the program has nothing. */
@@ -232,6 +234,47 @@ struct rex_aconn {
 	struct rex_loop_timer deadline; /**< setup, idle or drain, by state */
 	struct rex_loop_task release;   /**< posted when DRAINING is over */
 };
+
+/**
+ * \brief Set up \p devs with a CM event channel of its own, non-blocking and
+ *        watched by \p loop: rex_aconn_devs_init() and rex_aconn_devs_watch()
+ *        on a new channel (devs->channel; make every CM id on it).
+ * \param devs    the set.
+ * \param loop    the loop that serves every connection.
+ * \param who     "server" or "client", for messages.
+ * \param attr    the settings, copied; NULL for rex_aconn_attr_default().
+ * \param cm_fn   the program's CM events (see ::rex_aconn_cm_fn).
+ * \param cm_arg  for \p cm_fn.
+ * \return 0, or a negative errno (printed) with nothing left to release.
+ */
+int rex_aconn_devs_create(struct rex_aconn_devs *devs, struct rex_loop *loop, const char *who,
+                          const struct rex_aconn_attr *attr, rex_aconn_cm_fn cm_fn, void *cm_arg);
+
+/**
+ * \brief Undo rex_aconn_devs_create(): release the devices
+ *        (rex_aconn_devs_release()) once no connection is left, and destroy
+ *        the CM channel. Destroy every CM id of yours (a listener) first.
+ *        Accepts a zeroed \p devs.
+ * \return 0, -EBUSY when connections were not released (the devices are
+ *         kept then: the process's end releases them), or the first
+ *         negative errno of the devices' release (printed).
+ */
+int rex_aconn_devs_destroy(struct rex_aconn_devs *devs);
+
+/**
+ * \brief Server: a CM id on the devs' channel, bound to \p addr (IPv4 text;
+ *        NULL: every address) and \p port, listening with room for
+ *        \p backlog connect requests. They arrive at the devs' cm_fn.
+ * \param devs      the set, made by rex_aconn_devs_create().
+ * \param addr      the address to bind, or NULL.
+ * \param port      the port.
+ * \param backlog   connect requests the kernel keeps until we take them.
+ * \param listener  the id, the caller's: rdma_destroy_id() it to stop
+ *                  listening (the connections it made are ids of their own).
+ * \return 0, or a negative errno (printed; nothing is left).
+ */
+int rex_aconn_listen(struct rex_aconn_devs *devs, const char *addr, uint16_t port, int backlog,
+                     struct rdma_cm_id **listener);
 
 /**
  * \brief Set up \p devs, empty: no device until a connection needs one.

@@ -36,7 +36,6 @@ struct conn {
 
 struct client {
 	struct rex_loop *loop;
-	struct rdma_event_channel *channel;
 	struct rex_aconn_devs devs;
 	struct conn *conns;
 	unsigned qps, open, failed;
@@ -188,17 +187,14 @@ int main(int argc, char **argv)
 		return 2;
 	cl.conns = calloc(cl.qps, sizeof(*cl.conns));
 	cl.loop = rex_loop_create();
-	cl.channel = rdma_create_event_channel();
-	if (!cl.conns || !cl.loop || !cl.channel || rex_cm_channel_nonblocking(cl.channel))
-		goto out_free;
-	rex_aconn_devs_init(&cl.devs, cl.loop, "client", cl.channel, NULL, on_cm, &cl);
-	if (rex_aconn_devs_watch(&cl.devs))
+	if (!cl.conns || !cl.loop ||
+	    rex_aconn_devs_create(&cl.devs, cl.loop, "client", NULL, on_cm, &cl))
 		goto out_free;
 	for (i = 0; i < cl.qps; i++) {
 		struct conn *cn = &cl.conns[i];
 
 		cn->cl = &cl;
-		if (rdma_create_id(cl.channel, &id, NULL, RDMA_PS_TCP)) {
+		if (rdma_create_id(cl.devs.channel, &id, NULL, RDMA_PS_TCP)) {
 			rex_report_errno("rdma_create_id", errno);
 			break;
 		}
@@ -213,13 +209,8 @@ int main(int argc, char **argv)
 	printf("client: %u connections, %u failed; %" PRIu64 " of %" PRIu64 " replies right\n",
 	       cl.qps, cl.failed, cl.answered, (uint64_t)cl.qps * cl.count);
 out_free:
-	if (cl.open || rex_aconn_devs_release(&cl.devs))
+	if (rex_aconn_devs_destroy(&cl.devs))
 		status = 1;
-	if (cl.channel) {
-		if (cl.loop)
-			rex_loop_remove_fd(cl.loop, cl.channel->fd);
-		rdma_destroy_event_channel(cl.channel);
-	}
 	rex_loop_destroy(cl.loop);
 	free(cl.conns);
 	freeaddrinfo(res);

@@ -16,7 +16,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +41,6 @@ struct session {
 
 struct server {
 	struct rex_loop *loop;
-	struct rdma_event_channel *channel;
 	struct rdma_cm_id *listener;
 	struct rex_aconn_devs devs;
 	struct session *sessions;
@@ -200,36 +198,12 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 		rex_loop_stop(loop);
 }
 
-static int listen_on(struct server *s, const char *addr, const char *port)
-{
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_family = AF_INET};
-	struct addrinfo *res;
-	int ret = getaddrinfo(addr, port, &hints, &res);
-
-	if (ret) {
-		rex_errorf("getaddrinfo %s: %s", addr, gai_strerror(ret));
-		return -EINVAL;
-	}
-	ret = -EIO;
-	s->channel = rdma_create_event_channel();
-	if (!s->channel || rex_cm_channel_nonblocking(s->channel) ||
-	    rdma_create_id(s->channel, &s->listener, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(s->listener, res->ai_addr) || rdma_listen(s->listener, 64))
-		rex_report_errno("listening", errno);
-	else
-		ret = 0;
-	freeaddrinfo(res);
-	if (ret)
-		return ret;
-	rex_aconn_devs_init(&s->devs, s->loop, "server", s->channel, NULL, on_cm, s);
-	return rex_aconn_devs_watch(&s->devs);
-}
-
 int main(int argc, char **argv)
 {
 	static const int signals[] = {SIGINT, SIGTERM};
 	struct server s = {0};
-	const char *addr = NULL, *port = "20886";
+	const char *addr = NULL;
+	uint16_t port = 20886;
 	int opt, status = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -237,16 +211,17 @@ int main(int argc, char **argv)
 		if (opt == 'a')
 			addr = optarg;
 		else if (opt == 'p')
-			port = optarg;
+			port = (uint16_t)strtoul(optarg, NULL, 10);
 		else
 			return 2;
 	}
 	s.loop = rex_loop_create();
 	if (!s.loop || rex_loop_add_signals(s.loop, signals, 2, on_signal, &s))
 		goto out_destroy_loop;
-	if (listen_on(&s, addr, port))
+	if (rex_aconn_devs_create(&s.devs, s.loop, "server", NULL, on_cm, &s) ||
+	    rex_aconn_listen(&s.devs, addr, port, 64, &s.listener))
 		goto out_release;
-	printf("server: listening on port %s\n", port);
+	printf("server: listening on port %u\n", (unsigned)port);
 	if (rex_loop_run(s.loop) == 0)
 		status = 0;
 	printf("server: done: %lu connections served, %lu failed; %" PRIu64 " replies\n", s.served,
@@ -254,12 +229,8 @@ int main(int argc, char **argv)
 out_release:
 	if (s.listener)
 		rdma_destroy_id(s.listener);
-	if (s.open || rex_aconn_devs_release(&s.devs))
+	if (rex_aconn_devs_destroy(&s.devs))
 		status = 1;
-	if (s.channel) {
-		rex_loop_remove_fd(s.loop, s.channel->fd);
-		rdma_destroy_event_channel(s.channel);
-	}
 out_destroy_loop:
 	rex_loop_destroy(s.loop);
 	return status;
