@@ -32,6 +32,12 @@
  * deregister the memory they name (the device may touch it until then),
  * then rex_conn_destroy().
  *
+ * It blocks: every step waits (with a timeout) for its CM event, and each
+ * connection has a PD and a completion channel of its own. A program that
+ * serves many connections from one event loop wants the other half,
+ * rex_aconn.h: nothing there waits, and the connections of a device share
+ * its PD and completion channel.
+ *
  * Copy rex_conn.c with rex_conn.h, rex_cm.{c,h}, rex_error.{c,h} and rex_device.{c,h}.
  */
 #ifndef REX_CONN_H
@@ -116,7 +122,8 @@ struct rex_listener {
 	char name[REX_CM_ADDRESS_LEN];      /**< "address port N" bound, for messages */
 };
 
-/** Attributes for a small connection: 16-deep queues, one SGE, no RDMA READ, 6 retries, 5 s waits.
+/** Attributes for a small connection: 16-deep queues, one SGE, no RDMA READ, 6 retries, ACK
+ *  timeout 17, 5 s waits for the CM (15 s for a disconnect's answer).
  */
 void rex_conn_attr_default(struct rex_conn_attr *attr);
 
