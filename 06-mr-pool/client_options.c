@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	    "  --json FILE    write the results as JSON\n"
 	    "  --csv FILE     write the results as CSV\n"
 	    "  -v             debug lines to stderr\n"
-	    "  -h             this help\n"
+	    "  -h, --help     this help\n"
+	    "  --version      the version\n"
 	    "Latency is reported as perftest does: SEND, WRITE and WRITE WITH IMM are half\n"
 	    "the round trip of a ping-pong, READ the full round trip; the two largest\n"
 	    "samples are dropped. BW peak is the best rate over any stretch of the run that\n"
@@ -61,6 +62,7 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	                                      {"csv", required_argument, NULL, 'C'},
 	                                      {"max-size", required_argument, NULL, 'M'},
 	                                      {"help", no_argument, NULL, 'h'},
+	                                      {"version", no_argument, NULL, 'V'},
 	                                      {NULL, 0, NULL, 0}};
 	char flag[3] = "-?";
 	uint64_t v;
@@ -163,6 +165,9 @@ int parse_command_line(struct options *o, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return REX_OPTIONS_HELP;
+		case 'V':
+			rex_options_version(PROGRAM, stdout);
 			return REX_OPTIONS_HELP;
 		case ':':
 			return bad_usage("%s: needs a value", optopt ? flag : argv[optind - 1]);

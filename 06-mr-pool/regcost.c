@@ -117,7 +117,8 @@ static const char USAGE[] =
     "  --pages KIND         normal, huge or both (default both)\n"
     "  --json FILE          also write the results as JSON to FILE\n"
     "  -v                   verbose: debug lines to stderr\n"
-    "  -h                   this help\n";
+    "  -h, --help           this help\n"
+    "  --version            the version\n";
 
 /* One line naming the flag and the problem, then the usage; exit code 2. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -156,6 +157,7 @@ static int parse_options(int argc, char **argv, struct rc_options *o)
 	    {"pages", required_argument, NULL, 'P'},
 	    {"json", required_argument, NULL, 'J'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	char sizes[] = DEFAULT_SIZES;
@@ -208,6 +210,9 @@ static int parse_options(int argc, char **argv, struct rc_options *o)
 			break;
 		case 'h':
 			fputs(USAGE, stdout);
+			return REX_EXIT_OK;
+		case 'V':
+			rex_options_version("06-mr-pool-regcost", stdout);
 			return REX_EXIT_OK;
 		case ':':
 			return usage_error("%s: needs a value", argv[optind - 1]);

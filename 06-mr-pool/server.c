@@ -83,7 +83,8 @@ static void usage(FILE *f)
 	        "  -o OPS       ops served, a comma list of send, write, write_imm, read, or all\n"
 	        "               (default all); memory is registered for exactly these\n"
 	        "  -v           debug lines to stderr\n"
-	        "  -h           this help\n",
+	        "  -h, --help   this help\n"
+	        "  --version    the version\n",
 	        PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
 }
 
@@ -110,8 +111,12 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	s->port = REX_DEFAULT_PORT;
 	s->max_size = DEFAULT_MAX_SIZE;
 	s->ops = BENCH_OPS_ALL;
+	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
+	                                      {"version", no_argument, NULL, 'V'},
+	                                      {NULL, 0, NULL, 0}};
+
 	opterr = 0;
-	while ((opt = getopt(argc, argv, ":B:p:s:o:vh")) != -1) {
+	while ((opt = getopt_long(argc, argv, ":B:p:s:o:vh", longs, NULL)) != -1) {
 		switch (opt) {
 		case 'B':
 			s->addr = optarg;
@@ -139,9 +144,14 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return REX_OPTIONS_HELP;
+		case 'V':
+			rex_options_version(PROGRAM, stdout);
+			return REX_OPTIONS_HELP;
 		case ':':
 			return bad_usage("-%s: needs a value", (char[]){(char)optopt, 0});
-		default:
+		default: /* an unknown long option leaves optopt 0: name it whole */
+			if (optopt == 0)
+				return bad_usage("%s: unknown option", argv[optind - 1]);
 			return bad_usage("-%s: unknown option", (char[]){(char)optopt, 0});
 		}
 	}

@@ -9,6 +9,7 @@
 #include "rex_options.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
@@ -175,6 +176,18 @@ static void format_size(char *buf, size_t len, uint64_t v)
 	snprintf(buf, len, "%" PRIu64, v);
 }
 
+/* The long forms every program takes, as the GNU coding standards ask. */
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+void rex_options_version(const char *program, FILE *stream)
+{
+	fprintf(stream, "%s (RDMA by Example) %s\n", program, REX_VERSION);
+}
+
 void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 {
 	const struct rex_options_spec limits = with_limits(given);
@@ -236,7 +249,8 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        " (default %" PRIu32 ")\n",
 		        spec->max_qps, def->qps);
 	fprintf(stream, "  -v          verbose: debug lines to stderr\n");
-	fprintf(stream, "  -h          print this help and exit\n");
+	fprintf(stream, "  -h, --help  print this help and exit\n");
+	fprintf(stream, "  --version   print the version and exit\n");
 	fprintf(stream, "exit status: %d ok, %d failure, %d bad command line, %d no RDMA device\n",
 	        REX_EXIT_OK, REX_EXIT_FAILURE, REX_EXIT_USAGE, REX_EXIT_NO_DEVICE);
 }
@@ -312,7 +326,7 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 	/* getopt() keeps its position in globals: 0 makes glibc start afresh. */
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt(argc, argv, optstring)) != -1) {
+	while ((opt = getopt_long(argc, argv, optstring, long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			/* "-a -p 1" would otherwise bind to the address "-p". */
@@ -393,9 +407,16 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 		case 'h':
 			rex_options_usage(spec, out_stream);
 			return REX_OPTIONS_HELP;
+		case 'V':
+			rex_options_version(spec->program, out_stream);
+			return REX_OPTIONS_HELP;
 		case ':':
 			return complain(spec, err_stream, "-%c needs a value", optopt);
 		default:
+			/* An unknown long option leaves optopt 0: name it whole. */
+			if (optopt == 0 && optind > 0 && optind <= argc)
+				return complain(spec, err_stream, "unknown option %s",
+				                argv[optind - 1]);
 			if (optopt > ' ' && optopt < 0x7f)
 				return complain(spec, err_stream, "unknown option -%c", optopt);
 			return complain(spec, err_stream, "unknown option (character code %d)",

@@ -97,7 +97,7 @@ struct rex_options_spec {
 /** What rex_options_parse() found. */
 enum rex_options_result {
 	REX_OPTIONS_OK = 0,   /**< \p out holds the values: go on */
-	REX_OPTIONS_HELP = 1, /**< -h: usage was printed to \p out_stream; exit #REX_EXIT_OK */
+	REX_OPTIONS_HELP = 1, /**< -h, --help or --version: printed to \p out_stream; exit #REX_EXIT_OK */
 	REX_OPTIONS_BAD = -1, /**< an error and the usage were printed to \p err_stream; exit #REX_EXIT_USAGE */
 };
 
@@ -107,7 +107,9 @@ enum rex_options_result {
  * Allocates nothing and does not reorder \p argv; \p out->addr points into
  * \p argv. May be called more than once in a process (it resets getopt()).
  * Arguments are read in order and -h stops the parse: "-h -p 0" is help,
- * "-p 0 -h" is an error.
+ * "-p 0 -h" is an error. Every program also takes --help (as -h) and
+ * --version; an unknown long option is named whole ("unknown option
+ * --frobnicate").
  *
  * \param spec        what the program accepts.
  * \param argc, argv  as given to main().
@@ -119,6 +121,12 @@ enum rex_options_result {
 enum rex_options_result rex_options_parse(const struct rex_options_spec *spec, int argc,
 					  char **argv, struct rex_options *out, FILE *out_stream,
 					  FILE *err_stream);
+
+/** The collection's version, printed by --version: the project()'s VERSION in CMakeLists.txt (a test compares them). */
+#define REX_VERSION "0.1"
+
+/** \brief Print "PROGRAM (RDMA by Example) VERSION" to \p stream: what --version prints. */
+void rex_options_version(const char *program, FILE *stream);
 
 /** \brief Print the usage text for \p spec, showing every default, to \p stream. */
 void rex_options_usage(const struct rex_options_spec *spec, FILE *stream);

@@ -25,7 +25,8 @@ int main(void)
 	CHECK_STR_CONTAINS(run.out, "-c CLIENTS  clients to serve, one after another, 0..64, "
 	                            "0 = no limit (default 0)\n");
 	CHECK_STR_CONTAINS(run.out, "-v          verbose");
-	CHECK_STR_CONTAINS(run.out, "-h          print this help and exit\n");
+	CHECK_STR_CONTAINS(run.out, "-h, --help  print this help and exit\n");
+	CHECK_STR_CONTAINS(run.out, "--version   print the version and exit\n");
 	CHECK_STR_CONTAINS(run.out, "exit status: 0 ok, 1 failure, 2 bad command line, "
 	                            "77 no RDMA device\n");
 	run_free(&run);
