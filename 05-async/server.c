@@ -360,7 +360,10 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 			if (handle_completion(ss, &wc[i]))
 				rex_aconn_close(&ss->conn.ac, true);
 	} while (taken == AS_WC_BATCH);
-	if (ss->conn.ac.state == REX_STATE_ESTABLISHED)
+	/* From the accept on, not only once ESTABLISHED: the client may send
+	 * as soon as our accept reaches it, and our ESTABLISHED event can wait
+	 * in the CM channel behind other clients' connect requests. */
+	if (ss->conn.ac.state == REX_STATE_CONNECTING || ss->conn.ac.state == REX_STATE_ESTABLISHED)
 		echo_pending(ss);
 }
 /* [handle-completion] */
