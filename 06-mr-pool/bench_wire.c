@@ -91,8 +91,8 @@ static int check_head(const uint8_t *in, size_t len, size_t need, const char *wh
 		return -EPROTO;
 	}
 	if (rex_get_be16(in + 4) != BENCH_VERSION) {
-		snprintf(why, why_len, "%s of version %u, expected %u", what, rex_get_be16(in + 4),
-		         BENCH_VERSION);
+		snprintf(why, why_len, "%s of version %u, expected %u", what,
+		         (unsigned)rex_get_be16(in + 4), (unsigned)BENCH_VERSION);
 		return -EPROTO;
 	}
 	return 0;
@@ -209,7 +209,7 @@ const char *bench_reject_format(const struct bench_reject *r, char *buf, size_t 
 	switch (r->reason) {
 	case BENCH_REJECT_HELLO:
 		snprintf(buf, len, "hello: the server could not decode it (version %u?)",
-		         BENCH_VERSION);
+		         (unsigned)BENCH_VERSION);
 		break;
 	case BENCH_REJECT_OP:
 		snprintf(buf, len, "op %s is not served (the server's -o %s)",
