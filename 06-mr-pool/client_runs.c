@@ -436,7 +436,9 @@ static void set_busy_polled(struct client *cl, bool busy)
 		struct qp *q = &cl->qps[i];
 
 		q->conn.lcq.busy_polled = busy;
-		if (!busy && q->conn.state == REX_STATE_ESTABLISHED) {
+		/* A connection draining needs its CQ's events too: its flushed
+		 * work requests end the drain (a dead server's, say). */
+		if (!busy && q->conn.state != REX_STATE_CLOSED) {
 			rex_loop_cq_arm(&q->conn.lcq);
 			qp_step(q);
 		}
