@@ -9,7 +9,9 @@ REX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATH=$PATH:/usr/sbin:/sbin
 
 # Debian packages, by what they are needed for.
-REX_PKGS_BUILD="gcc clang make cmake pkg-config libibverbs-dev librdmacm-dev"
+# libclang-rt-14-dev: libFuzzer and the sanitizers' runtime for clang (the fuzz tests;
+# clang only recommends it).
+REX_PKGS_BUILD="gcc clang libclang-rt-14-dev make cmake pkg-config libibverbs-dev librdmacm-dev"
 # python3: 06-mr-pool.regcost_run parses the JSON of regcost with it.
 REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
 # tcpdump and tshark: "scripts/lab capture" and scripts/wire-trace (the wire tests).
