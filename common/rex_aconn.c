@@ -701,7 +701,9 @@ static void disconnected(struct rex_aconn *c)
 	/* The peer's request. Its last messages may still sit in our CQ, on
 	 * another channel: take them before deciding what its leaving means. */
 	rex_aconn_take_completions(c);
-	if (c->await_disconnect) { /* they closed it, and asked already */
+	/* The program closed it while taking them: its rdma_disconnect()
+	 * answered the peer's request, and no other DISCONNECTED will come. */
+	if (c->await_disconnect) {
 		c->await_disconnect = false;
 		check_drained(c);
 		return;
