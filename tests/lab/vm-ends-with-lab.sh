@@ -93,9 +93,15 @@ run_case() {
 	local lab=$! started=$SECONDS first
 	# QEMU is the lab's child; the folder of its pidfile is the run folder
 	# (two VMs: the run folder's server/ and client/).
+	# A process takes QEMU's name early in its exec, and its command line a
+	# moment later (/proc/PID/cmdline is empty in between: 26 of 300
+	# launches on this machine): wait for the command line, not the name.
 	for ((i = 0; i < BOOT_LIMIT * 10; i++)); do
 		qemu=$(pgrep -P "$lab" -x qemu-system-x86 | xargs || true)
-		[ "$(wc -w <<<"$qemu")" -lt "$vms" ] || break
+		if [ "$(wc -w <<<"$qemu")" -ge "$vms" ] &&
+			tr '\0' '\n' <"/proc/${qemu%% *}/cmdline" 2>/dev/null | grep -q '/qemu.pid$'; then
+			break
+		fi
 		kill -0 "$lab" 2>/dev/null || fail "scripts/lab ended before it started QEMU" || return 1
 		sleep 0.1
 	done
@@ -103,7 +109,8 @@ run_case() {
 	first=${qemu%% *}
 	run=$(tr '\0' '\n' <"/proc/$first/cmdline" | sed -n 's|/qemu.pid$||p')
 	[ "$vms" -eq 1 ] || run=$(dirname "$run")
-	[ -d "$run" ] || fail "QEMU $first has no run folder ($run)" || return 1
+	[ -d "$run" ] || fail "QEMU $first has no run folder ($run; state $(ps -o stat= -p "$first"))" ||
+		return 1
 	if [ -n "$signal" ]; then
 		until [ "$(grep -cE "$booted" "$out")" -ge "$vms" ]; do
 			[ $((SECONDS - started)) -lt "$BOOT_LIMIT" ] || fail "the VM did not boot within ${BOOT_LIMIT}s" || return 1
