@@ -39,6 +39,7 @@ void rex_conn_attr_default(struct rex_conn_attr *attr)
 	 * seconds, long before the chapters' own waits (10 s) run out. */
 	attr->ack_timeout = 17;
 	attr->timeout_ms = 5000;
+	attr->connect_timeout_ms = 15000;
 	attr->disconnect_timeout_ms = 15000;
 }
 
@@ -267,7 +268,8 @@ int rex_conn_connect(struct rex_conn *conn, const void *data, uint8_t len)
 		return ret;
 	}
 	memset(&event, 0, sizeof(event));
-	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.timeout_ms, &event);
+	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.connect_timeout_ms,
+	                  &event);
 	/* Accept data on success; on a reject, the server's reason. */
 	keep_peer_data(conn, &event);
 	if (ret)
@@ -421,7 +423,8 @@ int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len)
 		stop_qp(conn);
 		return ret;
 	}
-	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.timeout_ms, NULL);
+	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.connect_timeout_ms,
+	                  NULL);
 	if (ret)
 		stop_qp(conn);
 	return ret;

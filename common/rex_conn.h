@@ -76,7 +76,13 @@ struct rex_conn_attr {
 	 *  sets its own. 0 leaves rdma_cm's choice (for RoCE on Linux 6.1: 19,
 	 *  2.1 s a try, 15 s with 6 retries). */
 	uint8_t ack_timeout;
-	int timeout_ms;          /**< for address and route resolution and for each CM wait */
+	int timeout_ms;          /**< for address and route resolution and the other CM waits */
+	/** How long rex_conn_connect() and rex_conn_accept() wait for
+	 *  ESTABLISHED. A lost connect request, reply or ready-to-use is sent
+	 *  again only after the CM's response timeout (about 6.4 s on RoCE, as
+	 *  below), so one lost packet would outlast a wait of timeout_ms. The
+	 *  default, 15 s, covers two tries. */
+	int connect_timeout_ms;
 	/** How long rex_conn_disconnect() waits for the peer's reply, and
 	 *  rex_conn_wait_disconnect() for the peer's request. A lost
 	 *  disconnect request or reply is sent again only after the CM's
@@ -123,7 +129,7 @@ struct rex_listener {
 };
 
 /** Attributes for a small connection: 16-deep queues, one SGE, no RDMA READ, 6 retries, ACK
- *  timeout 17, 5 s waits for the CM (15 s for a disconnect's answer).
+ *  timeout 17, 5 s waits for the CM (15 s for ESTABLISHED and for a disconnect's answer).
  */
 void rex_conn_attr_default(struct rex_conn_attr *attr);
 
