@@ -617,7 +617,7 @@ static void check_drained(struct rex_aconn *c)
 }
 
 /* [drain-marker] */
-/* The QP is in the error state (or \p move puts it there): what is posted
+/* The QP is in the error state (moved there now when move is true): what is posted
  * flushes, and a signalled marker makes sure a completion comes after the
  * last send, signalled or not. */
 static void stop_qp(struct rex_aconn *c, bool move)
