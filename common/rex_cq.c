@@ -124,13 +124,22 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
 	}
 }
 
-int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms)
+/* Not a flush, and not a send of ours that went well: the peer's doing. */
+static bool is_late(const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return false;
+	return wc->status != IBV_WC_SUCCESS || (wc->opcode & IBV_WC_RECV);
+}
+
+int rex_cq_drain_late(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms,
+                      struct ibv_wc *late)
 {
 	const struct timespec pause = {.tv_sec = 0, .tv_nsec = 100 * 1000}; /* 100 us */
 	long long deadline = now_ms() + timeout_ms;
 	unsigned int left = outstanding;
 	struct ibv_wc wc[16];
-	int n;
+	int n, i, nlate = 0;
 
 	while (left > 0) {
 		n = ibv_poll_cq(cq, (int)(left < 16 ? left : 16), wc);
@@ -139,6 +148,13 @@ int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms)
 			return -EIO;
 		}
 		left -= (unsigned int)n;
+		for (i = 0; i < n; i++) {
+			if (!is_late(&wc[i]))
+				continue;
+			if (late && nlate == 0)
+				*late = wc[i];
+			nlate++;
+		}
 		if (n > 0)
 			continue;
 		if (now_ms() >= deadline) {
@@ -149,5 +165,12 @@ int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms)
 		}
 		nanosleep(&pause, NULL);
 	}
-	return 0;
+	return nlate;
+}
+
+int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms)
+{
+	int ret = rex_cq_drain_late(cq, outstanding, timeout_ms, NULL);
+
+	return ret < 0 ? ret : 0;
 }

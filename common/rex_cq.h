@@ -84,4 +84,27 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
  */
 int rex_cq_drain(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms);
 
+/**
+ * \brief rex_cq_drain(), looking at what completes: for the end of a
+ *        session, where anything but a flush means the peer went on after
+ *        its last word.
+ *
+ * A server that has taken a peer's "done" stops acting on its messages, but
+ * the QP accepts them until it stops. Drained after the QP stopped, every
+ * completion should be a flush, or a send of ours that had completed
+ * successfully. Any other completion (a receive that took a message, a
+ * failure other than a flush) arrived after the program stopped reading:
+ * this counts those, and copies the first one to \p late, so that the
+ * caller can refuse the peer for it (rex_format_wc_brief() says what it was).
+ *
+ * \param cq           as rex_cq_drain().
+ * \param outstanding  as rex_cq_drain().
+ * \param timeout_ms   as rex_cq_drain().
+ * \param late         where the first such completion goes (may be NULL).
+ * \return how many such completions came (0: only flushes and our sends),
+ *         or a negative errno as rex_cq_drain().
+ */
+int rex_cq_drain_late(struct ibv_cq *cq, unsigned int outstanding, int timeout_ms,
+                      struct ibv_wc *late);
+
 #endif /* REX_CQ_H */

@@ -11,6 +11,7 @@
 #endif
 #include "rex_error.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
 
 /* Room for one message; the longest call name plus hint fits many times over. */
 #define REPORT_BUF_LEN 1024
@@ -159,9 +159,9 @@ const char *rex_wc_hint(enum ibv_wc_status status)
 		return "the peer stopped acknowledging: it died, its queue pair went to error, "
 		       "or the link is down";
 	case IBV_WC_REM_ACCESS_ERR:
-		return "the peer refused the access: check the rkey, address and length, and "
-		       "that its memory was registered with the remote access flags this "
-		       "operation needs";
+		return "the peer, as responder, refused the access: check the rkey, address and "
+		       "length, and that its memory was registered with the remote access flags "
+		       "this operation needs";
 	case IBV_WC_LOC_PROT_ERR:
 		return "the lkey does not cover the local buffer: check each SGE's address, "
 		       "length and lkey against the registered memory region";
@@ -177,12 +177,37 @@ const char *rex_wc_hint(enum ibv_wc_status status)
 		       "peer, its network interface down";
 	case IBV_WC_WR_FLUSH_ERR:
 		return "the queue pair went to the error state: an earlier failure or a "
-		       "disconnect flushed this request; the first failed completion says why";
+		       "disconnect flushed this request; the first failed completion says why "
+		       "(none of ours: the peer's request was refused here, see its error)";
 	case IBV_WC_REM_INV_REQ_ERR:
 		return "the peer found the request invalid: a message larger than its receive "
 		       "buffer, or an operation its queue pair does not allow";
 	default:
 		return NULL;
+	}
+}
+
+const char *rex_wc_responder_hint(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_WR_FLUSH_ERR:
+		return "our queue pair went to the error state while this receive waited. With no "
+		       "failed completion of ours before it, the peer caused it: as responder, we "
+		       "refused a WRITE or READ of the peer's that reached outside what we granted "
+		       "(it takes no receive, so only this flush shows here; the peer's completion "
+		       "names the error)";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "as responder, we refused the peer's WRITE WITH IMM: it reached outside the "
+		       "memory we granted, or used a right we did not grant; the peer's completion "
+		       "fails with the same status";
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+		return "the peer's message did not fit this receive: more bytes than its buffer "
+		       "holds (Soft-RoCE reports IBV_WC_LOC_QP_OP_ERR, hardware "
+		       "IBV_WC_LOC_LEN_ERR); the peer's SEND fails too";
+	default:
+		return rex_wc_hint(status);
 	}
 }
 
@@ -248,7 +273,8 @@ static const char *wc_status_name(enum ibv_wc_status status)
 	return "status";
 }
 
-int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc)
+static int format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc,
+                     bool responder, const char *granted)
 {
 	char opcode_text[48] = ""; /* ", opcode " and the longest name */
 	const char *opcode;
@@ -269,14 +295,52 @@ int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *
 		else
 			snprintf(opcode_text, sizeof(opcode_text), ", opcode %d", (int)wc->opcode);
 	}
-	hint = rex_wc_hint(wc->status);
+	hint = responder ? rex_wc_responder_hint(wc->status) : rex_wc_hint(wc->status);
 	n = snprintf(buf, len,
 	             "%s: work completion failed: %s (%s %d, wr_id %" PRIu64
-	             "%s, vendor_err 0x%" PRIx32 ")%s%s",
+	             "%s, vendor_err 0x%" PRIx32 ")%s%s%s%s",
 	             what, ibv_wc_status_str(wc->status), wc_status_name(wc->status),
 	             (int)wc->status, wc->wr_id, opcode_text, wc->vendor_err,
-	             hint ? "\n  hint: " : "", hint ? hint : "");
+	             hint ? "\n  hint: " : "", hint ? hint : "", granted ? "\n  granted: " : "",
+	             granted ? granted : "");
 	return n;
+}
+
+int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc)
+{
+	return format_wc(buf, len, what, wc, false, NULL);
+}
+
+int rex_format_peer_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc,
+                       const char *granted)
+{
+	return format_wc(buf, len, what, wc, true, granted);
+}
+
+void rex_report_peer_wc(const char *what, const struct ibv_wc *wc, const char *granted)
+{
+	char msg[REPORT_BUF_LEN];
+
+	rex_format_peer_wc(msg, sizeof(msg), what, wc, granted);
+	rex_errorf("%s", msg);
+}
+
+int rex_format_wc_brief(char *buf, size_t len, const struct ibv_wc *wc)
+{
+	char number[24];
+	const char *name;
+
+	if (wc->status != IBV_WC_SUCCESS)
+		return snprintf(buf, len, "failed: %s", wc_status_name(wc->status));
+	name = wc_opcode_name(wc->opcode);
+	if (!name) {
+		snprintf(number, sizeof(number), "opcode %d", (int)wc->opcode);
+		name = number;
+	}
+	if (!(wc->wc_flags & IBV_WC_WITH_IMM))
+		return snprintf(buf, len, "%s of %" PRIu32 " bytes", name, wc->byte_len);
+	return snprintf(buf, len, "%s of %" PRIu32 " bytes, immediate 0x%08" PRIx32, name,
+	                wc->byte_len, be32toh(wc->imm_data));
 }
 
 void rex_report_wc(const char *what, const struct ibv_wc *wc)

@@ -124,4 +124,38 @@ int rex_format_wc(char *buf, size_t len, const char *what, const struct ibv_wc *
 /** \brief Print the program's name, rex_format_wc()'s message and a newline to stderr. */
 void rex_report_wc(const char *what, const struct ibv_wc *wc);
 
+/**
+ * \brief A one-line hint for a failed completion of a \b receive, or NULL:
+ *        the view from the responder's side.
+ * rex_wc_hint() speaks to the requester, whose operation failed: "check
+ * your rkey". A receive fails because of what the peer sent: there the peer
+ * was the requester and this side the responder that refused it, or that
+ * stopped because of it. A flushed receive with no failed completion of
+ * ours before it is how a refused WRITE or READ shows on the responder:
+ * those take no receive, so nothing else shows there.
+ */
+const char *rex_wc_responder_hint(enum ibv_wc_status status);
+
+/**
+ * \brief Format a failed completion of a receive as rex_format_wc() does,
+ *        with the responder's hint, and "\n  granted: " \p granted when it
+ *        is not NULL: what this side gave the peer (memory, its rights,
+ *        receives), so that the reader can hold the peer's request against it.
+ * \return as rex_format_errno().
+ */
+int rex_format_peer_wc(char *buf, size_t len, const char *what, const struct ibv_wc *wc,
+                       const char *granted);
+
+/** \brief Print the program's name, rex_format_peer_wc()'s message and a newline to stderr. */
+void rex_report_peer_wc(const char *what, const struct ibv_wc *wc, const char *granted);
+
+/**
+ * \brief Say in a few words what a completion was, for messages about one
+ *        that arrived where none should: "IBV_WC_RECV_RDMA_WITH_IMM of 64
+ *        bytes, immediate 0x01000040" for a successful one (the immediate
+ *        only with IBV_WC_WITH_IMM), "failed: IBV_WC_LOC_LEN_ERR" otherwise.
+ * \return as snprintf().
+ */
+int rex_format_wc_brief(char *buf, size_t len, const struct ibv_wc *wc);
+
 #endif /* REX_ERROR_H */
