@@ -384,7 +384,9 @@ int rex_aconn_create_queues(struct rex_aconn *c, struct rex_aconn_dev *dev, uint
 
 	if (cqe > dev->attr.max_cqe || (int)sends > dev->attr.max_qp_wr ||
 	    (int)recvs > dev->attr.max_qp_wr) {
-		say(c, "%u sends and %u receives exceed the device's limits (max_qp_wr %d, max_cqe %d)",
+		say(c,
+		    "%u sends and %u receives exceed the device's limits (max_qp_wr %d, max_cqe "
+		    "%d)",
 		    sends, recvs, dev->attr.max_qp_wr, dev->attr.max_cqe);
 		return -EINVAL;
 	}
@@ -441,9 +443,8 @@ static int set_transport(struct rex_aconn *c, struct rdma_conn_param *param)
 
 	param->retry_count = c->devs->attr.retry_count;
 	param->rnr_retry_count = c->devs->attr.rnr_retry_count;
-	if (timeout &&
-	    rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
-	                    sizeof(timeout))) {
+	if (timeout && rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
+	                               sizeof(timeout))) {
 		int err = errno;
 
 		rex_report_errno("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", err);
@@ -711,6 +712,7 @@ static void disconnected(struct rex_aconn *c)
 	if (c->state == REX_STATE_ESTABLISHED) {
 		expected = c->ops->peer_left && c->ops->peer_left(c);
 		c->failed |= !expected;
+		c->peer_ended = expected;
 	}
 	/* Nothing answers the peer's request until we call rdma_disconnect()
 	 * (or destroy the id), and the peer waits for that answer. It also
@@ -772,16 +774,14 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 		disconnected(c);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		say(c, "rejected (status %d: %s)", ev->status,
-		           rex_cm_reject_reason(ev->status));
+		say(c, "rejected (status %d: %s)", ev->status, rex_cm_reject_reason(ev->status));
 		ret = -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		say(c, "%s (status %d)", rdma_event_str(ev->type),
-		           ev->status);
+		say(c, "%s (status %d)", rdma_event_str(ev->type), ev->status);
 		ret = -EIO;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -804,6 +804,16 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 /* --- completions ----------------------------------------------------------- */
 
 /* [poll] */
+static void refuse_late(struct rex_aconn *c, const struct ibv_wc *wc)
+{
+	char what[96];
+
+	rex_format_wc_brief(what, sizeof(what), wc);
+	if (!c->failed)
+		say(c, "the peer sent after it disconnected: %s", what);
+	c->failed = true;
+}
+
 int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 {
 	bool closing = c->state == REX_STATE_DRAINING || c->state == REX_STATE_CLOSED;
@@ -848,6 +858,13 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		}
 		if (wc[i].status == IBV_WC_SUCCESS && !closing) {
 			wc[good++] = wc[i]; /* for the program to act on */
+			continue;
+		}
+		/* A message the peer sent after its last word: the session ended
+		 * at its disconnect, and this was never read. */
+		if (closing && c->peer_ended && kind == REX_WR_RECV &&
+		    wc[i].status == IBV_WC_SUCCESS) {
+			refuse_late(c, &wc[i]);
 			continue;
 		}
 		/* A flush is how a stopped QP hands its work requests back: the

@@ -230,6 +230,7 @@ struct rex_aconn {
 	bool await_disconnect;  /**< we sent a disconnect request: DISCONNECTED will come */
 	bool cq_dead;           /**< nothing more will come out of the CQ */
 	bool failed;            /**< ended by a failure, not by the protocol */
+	bool peer_ended;        /**< the peer disconnected, and peer_left() expected it */
 	bool drain_cut;         /**< released at the drain deadline, not drained */
 	struct rex_loop_timer deadline; /**< setup, idle or drain, by state */
 	struct rex_loop_task release;   /**< posted when DRAINING is over */
@@ -407,7 +408,11 @@ uint64_t rex_aconn_send_number(const struct rex_aconn *c, uint64_t wr_id);
  *        them, moved to the front of \p wc, are there to act on: successful
  *        completions of a connection that is not closing, markers left out.
  *        A failed one is reported and closes the connection; a flushed one
- *        of a closing connection is the end it expects. A CQ that could not
+ *        of a closing connection is the end it expects. A receive that takes
+ *        a message after the peer ended the connection (its disconnect came
+ *        first, and the program's peer_left() expected it) arrived after the
+ *        peer's last word, and nothing will read it: it is reported, and the
+ *        connection counts as failed. A CQ that could not
  *        be armed again is reported and closes the connection. When the
  *        last outstanding work request of a draining connection completes,
  *        its release is posted.
