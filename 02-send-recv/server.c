@@ -73,8 +73,8 @@
 struct session {
 	struct rex_conn *conn;
 	struct sr_hello hello;               /* the client's: its credits and max payload */
-	struct rex_buffers recv;              /* SR_SERVER_RECVS receives */
-	struct rex_buffers send;              /* echoes in flight */
+	struct rex_buffers recv;             /* SR_SERVER_RECVS receives */
+	struct rex_buffers send;             /* echoes in flight */
 	uint32_t free_send[SR_SERVER_SENDS]; /* send slots not in use */
 	uint32_t nfree_send;
 	/* DATA received and not yet echoed, in arrival order. */
@@ -92,6 +92,7 @@ struct session {
 	uint64_t received; /* DATA messages */
 	uint64_t echoed;   /* ECHO sends completed */
 	bool bye;          /* the client said BYE */
+	char granted[96];  /* what we gave it, for error messages */
 	bool established;
 	uint32_t outstanding; /* work requests posted whose completion we have not seen */
 };
@@ -198,11 +199,11 @@ static int register_memory(struct session *ss)
 	int ret;
 
 	ret = rex_buffers_create(&ss->recv, ss->conn->pd, SR_SERVER_RECVS,
-	                          SR_HEADER_SIZE + ss->hello.max_payload, IBV_ACCESS_LOCAL_WRITE);
+	                         SR_HEADER_SIZE + ss->hello.max_payload, IBV_ACCESS_LOCAL_WRITE);
 	if (ret)
 		return ret;
 	ret = rex_buffers_create(&ss->send, ss->conn->pd, sends,
-	                          SR_HEADER_SIZE + ss->hello.max_payload, 0);
+	                         SR_HEADER_SIZE + ss->hello.max_payload, 0);
 	if (ret) {
 		rex_buffers_destroy(&ss->recv);
 		return ret;
@@ -212,6 +213,9 @@ static int register_memory(struct session *ss)
 	printf("server: registered %u receive buffers of %zu bytes (local write) "
 	       "and %u send buffers (no access flags)\n",
 	       ss->recv.count, ss->recv.slot_size, sends);
+	snprintf(ss->granted, sizeof(ss->granted),
+	         "%u receives of %zu bytes; no remote access to any memory", ss->recv.count,
+	         ss->recv.slot_size);
 	return 0;
 }
 /* [register-memory] */
@@ -401,7 +405,10 @@ static int wait_for_completions(struct session *ss)
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			rex_report_wc(is_send ? "send" : "receive", &wc[i]);
+			if (is_send)
+				rex_report_wc("send", &wc[i]);
+			else /* the client's doing: we were the responder */
+				rex_report_peer_wc("receive", &wc[i], ss->granted);
 			return -EIO;
 		}
 		if (is_send) {
@@ -469,7 +476,9 @@ static int wait_for_disconnect(struct session *ss)
  * order; then its resources are released, whatever happened. */
 static void serve_client(struct server *s, struct session *ss)
 {
-	int ret;
+	struct ibv_wc late;
+	char what[96];
+	int ret, late_n;
 
 	ret = check_hello(s, ss);
 	if (ret)
@@ -493,10 +502,19 @@ out_disconnect:
 	if (ss->established && rex_conn_disconnect(ss->conn) == 0)
 		printf("server: disconnected %s\n", ss->conn->peer_name);
 	/* The QP is in the error state now, and the receives still posted
-	 * complete as flushed: their buffers are the device's until then. */
-	if (ss->outstanding && rex_cq_drain(ss->conn->cq, ss->outstanding, CM_TIMEOUT_MS)) {
-		ret = ret ? ret : -ETIMEDOUT;
-		goto out_destroy_connection; /* leak the memory rather than free it under the device */
+	 * complete as flushed: their buffers are the device's until then.
+	 * The session ends here, not at BYE: a receive that took a message
+	 * instead arrived after the client's last word, and fails it. */
+	late_n = rex_cq_drain_late(ss->conn->cq, ss->outstanding, CM_TIMEOUT_MS, &late);
+	if (late_n < 0) {
+		ret = ret ? ret : late_n;
+		goto out_destroy_connection; /* leak the memory rather than free it under the device
+		                              */
+	}
+	if (late_n > 0 && ret == 0) {
+		rex_format_wc_brief(what, sizeof(what), &late);
+		fprintf(stderr, "server: %s sent after its BYE: %s\n", ss->conn->peer_name, what);
+		ret = -EPROTO;
 	}
 out_deregister_memory:
 	if (rex_buffers_destroy(&ss->send) && !ret)

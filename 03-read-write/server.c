@@ -28,6 +28,7 @@
  * device. The walkthrough is docs/03-read-write.md.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,12 +84,13 @@
 
 /* What we keep of one client, from its connect request to its teardown. */
 struct session {
-	struct rex_conn *conn;          /* queue pair, CQ, PD, CM id */
-	struct rw_request request;      /* what it asked for, checked */
-	struct ibv_mr *buffer_mr;       /* the granted bytes, remote access */
-	struct rex_buffers done_buf;    /* where its "done" lands: local write only */
-	struct rw_done done;            /* its "done", checked */
-	unsigned int outstanding;       /* receives posted, completion not yet seen */
+	struct rex_conn *conn;       /* queue pair, CQ, PD, CM id */
+	struct rw_request request;   /* what it asked for, checked */
+	struct ibv_mr *buffer_mr;    /* the granted bytes, remote access */
+	struct rex_buffers done_buf; /* where its "done" lands: local write only */
+	struct rw_done done;         /* its "done", checked */
+	unsigned int outstanding;    /* receives posted, completion not yet seen */
+	char granted[128];           /* what we gave it, for error messages */
 };
 
 struct server {
@@ -263,6 +265,10 @@ static int register_buffer(struct server *s, struct session *c)
 	       bytes_word(length), c->buffer_mr->rkey);
 	rex_debug(s->opts.verbose, "server", "lkey 0x%08x, rkey 0x%08x", c->buffer_mr->lkey,
 	          c->buffer_mr->rkey);
+	snprintf(c->granted, sizeof(c->granted),
+	         "%zu bytes at 0x%" PRIxPTR ", rkey 0x%08x, remote write and read; one receive "
+	         "of %d bytes",
+	         length, (uintptr_t)s->buffer, c->buffer_mr->rkey, RW_DONE_SIZE);
 	return 0;
 }
 /* [register-buffer] */
@@ -277,7 +283,8 @@ static int post_done_receive(struct session *c)
 	 * a received message into it), posted before we accept so it is there
 	 * before the client can send (a SEND with no receive waiting is
 	 * "receiver not ready"). */
-	ret = rex_buffers_create(&c->done_buf, c->conn->pd, 1, RW_DONE_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	ret =
+	    rex_buffers_create(&c->done_buf, c->conn->pd, 1, RW_DONE_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	if (ret) {
 		reject_client(c, "the server could not register a receive buffer");
 		return ret;
@@ -348,7 +355,7 @@ static int wait_for_done(struct server *s, struct session *c)
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc("receive of the done message", &wc);
+		rex_report_peer_wc("receive of the done message", &wc, c->granted);
 		return -EIO;
 	}
 	ret = rw_done_decode(rex_buffers_slot(&c->done_buf, 0), wc.byte_len, c->request.length,
@@ -373,7 +380,10 @@ static int check_data(struct server *s, struct session *c)
 	/*
 	 * The data came in while we slept. RC delivers in order, so the
 	 * client's WRITEs, which all completed before it sent "done", are in
-	 * our memory before the "done" is in our receive buffer.
+	 * our memory before the "done" is in our receive buffer. We check
+	 * only once the QP has stopped, at the disconnect, not at "done":
+	 * then every byte the client wrote, before its "done" or after it, is
+	 * in what we check, and nothing can land behind the check.
 	 */
 	if (rw_pattern_check(s->buffer, c->done.length, c->done.seed, &bad)) {
 		fprintf(stderr,
@@ -450,10 +460,10 @@ static int serve_client(struct server *s)
 	if (ret)
 		goto out_deregister_done;
 	ret = wait_for_done(s, &c);
-	if (ret == 0)
-		ret = check_data(s, &c);
 	if (wait_for_disconnect(&c) && ret == 0)
 		ret = -ECONNRESET;
+	if (ret == 0)
+		ret = check_data(s, &c);
 
 out_deregister_done:
 	/* A receive still posted (no "done" came) completes as flushed now

@@ -92,6 +92,7 @@ struct session {
 	uint64_t credits;        /* credit messages sent */
 	uint64_t returned;       /* slots they gave back */
 	bool done;               /* the client said it is done */
+	char granted[160];       /* what we gave it, for error messages */
 	bool established;        /* connected, and not yet disconnected */
 	uint32_t outstanding;    /* work requests posted, completion not yet seen */
 };
@@ -205,6 +206,10 @@ static int register_ring(struct server *s, struct session *c)
 	c->batch = c->ring.count / CREDIT_BATCH_DIVISOR ? c->ring.count / CREDIT_BATCH_DIVISOR : 1;
 	printf("server: registered %u slots of %zu %s for remote write only: rkey 0x%08x\n",
 	       c->ring.count, c->ring.slot_size, bytes_word(c->ring.slot_size), c->ring.mr->rkey);
+	snprintf(c->granted, sizeof(c->granted),
+	         "%u x %zu bytes at 0x%" PRIxPTR ", rkey 0x%08x, remote write only, "
+	         "no READ (no responder resources)",
+	         c->ring.count, c->ring.slot_size, (uintptr_t)c->ring.mem, c->ring.mr->rkey);
 	return 0;
 }
 /* [register-ring] */
@@ -384,14 +389,27 @@ static int return_credits(struct server *s, struct session *c)
 /* [return-credits] */
 
 /* [handle-completion] */
+static void refuse_late(const struct session *c, const struct ibv_wc *wc)
+{
+	char what[96];
+
+	rex_format_wc_brief(what, sizeof(what), wc);
+	fprintf(stderr, "server: %s sent after its done: %s\n", c->conn->peer_name, what);
+}
+
 static int handle_completion(struct server *s, struct session *c, const struct ibv_wc *wc)
 {
 	bool is_credit = rex_wr_id_kind(wc->wr_id) == IM_WR_CREDIT;
 	char what[128], why[IM_WHY_SIZE];
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		/* The message starts with our program's name. */
-		rex_report_wc(is_credit ? "credit SEND WITH IMM" : "receive", wc);
+		/* The message starts with our program's name. A receive fails
+		 * because of what the client did: the hint speaks as the
+		 * responder, and the message says what we granted. */
+		if (is_credit)
+			rex_report_wc("credit SEND WITH IMM", wc);
+		else
+			rex_report_peer_wc("receive", wc, c->granted);
 		return -EIO;
 	}
 	/* What the device really reported, with -v: see the walkthrough.
@@ -402,6 +420,12 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 	}
 	if (is_credit)
 		return 0; /* a credit is gone */
+	/* "done" was the client's last word: whatever came after it, in the
+	 * same batch or later (see serve_client()), fails the client. */
+	if (c->done) {
+		refuse_late(c, wc);
+		return -EPROTO;
+	}
 
 	/*
 	 * Two kinds of message take our receives, and only the opcode tells
@@ -501,7 +525,8 @@ static int wait_for_disconnect(struct session *c)
 static int serve_client(struct server *s)
 {
 	struct session c = {0};
-	int ret;
+	struct ibv_wc late;
+	int ret, late_n;
 
 	ret = get_request(s, &c);
 	if (ret == -ECONNABORTED) {
@@ -534,10 +559,16 @@ out_disconnect:
 	 * more, and what we still have posted completes as flushed. Our
 	 * receives name no memory, but the flush is how we know the device
 	 * is done with the QP's work; if it never comes, leak the ring rather
-	 * than free it under the device. */
-	if (c.outstanding > 0 && rex_cq_drain(c.conn->cq, c.outstanding, FLUSH_TIMEOUT_MS)) {
-		ret = ret ? ret : -ETIMEDOUT;
+	 * than free it under the device. The session ended here, not at the
+	 * client's "done": anything but a flush arrived after it. */
+	late_n = rex_cq_drain_late(c.conn->cq, c.outstanding, FLUSH_TIMEOUT_MS, &late);
+	if (late_n < 0) {
+		ret = ret ? ret : late_n;
 		goto out_destroy_connection;
+	}
+	if (late_n > 0 && ret == 0) {
+		refuse_late(&c, &late);
+		ret = -EPROTO;
 	}
 out_deregister_ring:
 	if (rex_buffers_destroy(&c.ring) && !ret)
