@@ -24,15 +24,38 @@
  *   --tamper order     8 bytes into slot 1 first, though slot 0 comes first
  *   --tamper send-data a SEND WITH IMM that carries 8 bytes: the server's
  *                      receives have no memory, so it cannot land
+ *   --tamper write-past a plain WRITE of 8 bytes just past the ring's pages:
+ *                      the server's device refuses it as responder
  *
  * Then it waits for the server to cut it off. Exit 0 when the server
- * disconnected it, 1 otherwise; 2 bad command line; 77 no RDMA device.
+ * disconnected it, 1 otherwise.
+ *
+ * Three more end the session themselves, as an honest client does, with a
+ * disconnect:
+ *
+ *   --tamper read             an RDMA READ of 8 bytes of the ring, which the
+ *                             server grants no READ for; we wait 2 s for it,
+ *                             then say what our QP may have in flight
+ *
+ *   --tamper after-done       message 0 into slot 0, then "done" and, posted
+ *                             right behind it, message 1 into slot 1: a WRITE
+ *                             WITH IMM that would be good but for the "done"
+ *   --tamper after-done-later the same, but message 1 leaves 300 ms after the
+ *                             "done" completed, while the server waits for our
+ *                             disconnect
+ *
+ * Exit 0 when every work request of ours completed well (the server took it
+ * all: only its verdict tells) and we disconnected, 1 otherwise.
+ *
+ * Exit 2: bad command line; 77: no RDMA device.
  *
  *   tamper-client -a ADDR [-p PORT] [-s SIZE] --tamper WHAT
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -57,9 +80,19 @@ enum tamper {
 	TAMPER_OVERWRITE,
 	TAMPER_ORDER,
 	TAMPER_SEND_DATA,
+	TAMPER_WRITE_PAST,
+	TAMPER_READ,
+	TAMPER_AFTER_DONE,
+	TAMPER_AFTER_DONE_LATER,
 };
-static const char *const names[] = {"slot",      "length", "not-held",
-                                    "overwrite", "order",  "send-data"};
+static const char *const names[] = {"slot",       "length",          "not-held",   "overwrite",
+                                    "order",      "send-data",       "write-past", "read",
+                                    "after-done", "after-done-later"};
+/* The server registers its ring in whole pages (rex_buffers): a WRITE past
+ * the ring but inside its last page lands. 4 KiB pages, as in the lab. */
+#define SERVER_PAGE 4096u
+/* How long a READ may take before we look at why it has not come back. */
+#define READ_WAIT_MS 2000
 
 /* One WRITE WITH IMM of message \p seq (len bytes, from our buffer) into
  * \p slot, with the immediate \p imm, and its completion. */
@@ -134,6 +167,113 @@ static int send_with_data(struct rex_conn *conn, const struct rex_buffers *src, 
 	return 0;
 }
 
+/* The READ did not complete: say what our QP may have in flight. rdma_cm
+ * sets it from the server's accept (its responder_resources): with 0, the
+ * READ never leaves our send queue. Then we leave, as a client that gives up. */
+static int read_held(struct rex_conn *conn)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int ret;
+
+	ret = ibv_query_qp(conn->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, &init);
+	if (ret) {
+		rex_report_errno("ibv_query_qp", ret);
+		return -ret;
+	}
+	printf("%s: READ of 8 bytes at ring + 0: no completion within %d ms, our QP may have "
+	       "%u READs in flight (max_rd_atomic)\n",
+	       PROGRAM, READ_WAIT_MS, (unsigned)attr.max_rd_atomic);
+	return 0;
+}
+
+/* One RDMA WRITE or READ of 8 bytes at \p remote, outside what the server
+ * granted: its completion fails, and the status is printed, not treated as
+ * our failure. */
+static int reach_out(struct rex_conn *conn, const struct rex_buffers *src,
+                     const struct im_descriptor *ring, enum ibv_wr_opcode opcode, uint64_t remote,
+                     unsigned int *outstanding)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = 8, .lkey = src->mr->lkey};
+	struct ibv_send_wr wr = {
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = opcode,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .wr.rdma = {.remote_addr = remote, .rkey = ring->rkey},
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	char what[96];
+	int ret;
+
+	ret = ibv_post_send(conn->qp, &wr, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	(*outstanding)++;
+	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1,
+	                  opcode == IBV_WR_RDMA_READ ? READ_WAIT_MS : WAIT_MS);
+	if (ret == -ETIMEDOUT && opcode == IBV_WR_RDMA_READ)
+		return read_held(conn);
+	if (ret < 0)
+		return ret;
+	(*outstanding)--;
+	rex_format_wc_brief(what, sizeof(what), &wc);
+	printf("%s: %s of 8 bytes at ring + %" PRIu64 ": %s\n", PROGRAM,
+	       opcode == IBV_WR_RDMA_READ ? "READ" : "WRITE", remote - ring->addr, what);
+	return 0;
+}
+
+/* Message 0 (good), "done" for it, then message 1 into slot 1, which would
+ * be good but for the "done" before it: right behind it, or \p later. */
+static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src,
+                            const struct im_descriptor *ring, bool later, unsigned int *out)
+{
+	const struct timespec pause = {.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000};
+	uint32_t len = (uint32_t)src->slot_size;
+	/* Right behind: not signalled, so that the WRITE's completion is the
+	 * next one (RC sends the two in order). Later: signalled, and waited for. */
+	struct ibv_send_wr done = {
+	    .wr_id = IM_WR_DONE,
+	    .opcode = IBV_WR_SEND_WITH_IMM,
+	    .send_flags = later ? IBV_SEND_SIGNALED : 0,
+	    .imm_data = im_done_encode(1),
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int ret;
+
+	if (ring->slots < 2)
+		return -EINVAL;
+	ret = write_imm(conn, src, ring, 0, len, 0, im_imm_encode(0, len), out);
+	if (ret)
+		return ret;
+	ret = ibv_post_send(conn->qp, &done, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	if (later) {
+		(*out)++;
+		ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
+		if (ret < 0)
+			return ret;
+		(*out)--;
+		if (wc.status != IBV_WC_SUCCESS) {
+			rex_report_wc("done", &wc);
+			return -EIO;
+		}
+		printf("%s: said done\n", PROGRAM);
+		nanosleep(&pause, NULL);
+	}
+	ret = write_imm(conn, src, ring, 1, len, 1, im_imm_encode(1, len), out);
+	if (ret == 0 && !later)
+		printf("%s: said done, and wrote right behind it\n", PROGRAM);
+	return ret;
+}
+
 static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex_buffers *src,
                      const struct im_descriptor *ring, unsigned int *out)
 {
@@ -161,6 +301,19 @@ static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex
 		return write_imm(conn, src, ring, 1, len, 0, im_imm_encode(1, len), out);
 	case TAMPER_SEND_DATA:
 		return send_with_data(conn, src, len, out);
+	case TAMPER_WRITE_PAST:
+		return reach_out(conn, src, ring, IBV_WR_RDMA_WRITE,
+		                 ring->addr +
+		                     ((uint64_t)ring->slots * ring->slot_size + SERVER_PAGE - 1) /
+		                         SERVER_PAGE * SERVER_PAGE,
+		                 out);
+	case TAMPER_READ:
+		return reach_out(conn, src, ring, IBV_WR_RDMA_READ, ring->addr, out);
+	case TAMPER_AFTER_DONE:
+	case TAMPER_AFTER_DONE_LATER:
+		if (write_after_done(conn, src, ring, tamper == TAMPER_AFTER_DONE_LATER, out) == 0)
+			return 0;
+		break;
 	}
 	fprintf(stderr, "%s: --tamper %s cannot be done with this ring\n", PROGRAM, names[tamper]);
 	return -EINVAL;
@@ -189,10 +342,13 @@ int main(int argc, char **argv)
 
 	rex_conn_attr_default(&attr);
 	attr.timeout_ms = WAIT_MS;
+	attr.initiator_depth = 1; /* READs of our own: the server grants none */
 	conn = rex_conn_create_client(o.addr, o.port, &attr);
 	if (!conn)
 		return REX_EXIT_FAILURE;
-	if (rex_buffers_create(&src, conn->pd, 1, o.size, 0))
+	/* A READ needs a target we let the device write. */
+	if (rex_buffers_create(&src, conn->pd, 1, o.size,
+	                       o.tamper == TAMPER_READ ? IBV_ACCESS_LOCAL_WRITE : 0))
 		goto out_destroy_conn;
 	if (rex_conn_connect(conn, NULL, 0))
 		goto out_deregister;
@@ -204,6 +360,16 @@ int main(int argc, char **argv)
 	}
 	if (misbehave((enum tamper)o.tamper, conn, &src, &ring, &outstanding))
 		goto out_disconnect;
+	if (o.tamper == TAMPER_AFTER_DONE || o.tamper == TAMPER_AFTER_DONE_LATER ||
+	    o.tamper == TAMPER_READ) {
+		/* Our end, as an honest client's: the server's verdict is its own. */
+		connected = false;
+		if (rex_conn_disconnect(conn) == 0) {
+			printf("%s: disconnected\n", PROGRAM);
+			status = REX_EXIT_OK;
+		}
+		goto out_disconnect;
+	}
 	/* The server must cut us off now; we answer its disconnect (and the
 	 * helper stops our QP, whatever happens). */
 	connected = false;
