@@ -94,6 +94,27 @@ static const char *const names[] = {"slot",       "length",          "not-held",
 /* How long a READ may take before we look at why it has not come back. */
 #define READ_WAIT_MS 2000
 
+/* Post \p wr (signalled) and wait up to \p timeout_ms for its completion.
+ * \return 0 with the completion in \p wc, or a negative errno (printed). */
+static int post_and_wait(struct rex_conn *conn, struct ibv_send_wr *wr, struct ibv_wc *wc,
+                         int timeout_ms, unsigned int *outstanding)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	ret = ibv_post_send(conn->qp, wr, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	(*outstanding)++;
+	ret = rex_cq_wait(conn->comp_channel, conn->cq, wc, 1, timeout_ms);
+	if (ret < 0)
+		return ret;
+	(*outstanding)--;
+	return 0;
+}
+
 /* One WRITE WITH IMM of message \p seq (len bytes, from our buffer) into
  * \p slot, with the immediate \p imm, and its completion. */
 static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
@@ -110,21 +131,13 @@ static int write_imm(struct rex_conn *conn, const struct rex_buffers *src,
 	                .rkey = ring->rkey},
 	    .imm_data = imm,
 	};
-	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 	int ret;
 
 	im_pattern_fill(src->mem, len, seq);
-	ret = ibv_post_send(conn->qp, &wr, &bad);
-	if (ret) {
-		rex_report_errno("ibv_post_send", ret);
-		return -ret;
-	}
-	(*outstanding)++;
-	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
-	if (ret < 0)
+	ret = post_and_wait(conn, &wr, &wc, WAIT_MS, outstanding);
+	if (ret)
 		return ret;
-	(*outstanding)--;
 	if (wc.status != IBV_WC_SUCCESS) {
 		rex_report_wc("RDMA WRITE WITH IMM", &wc);
 		return -EIO;
@@ -148,20 +161,12 @@ static int send_with_data(struct rex_conn *conn, const struct rex_buffers *src, 
 	    .send_flags = IBV_SEND_SIGNALED,
 	    .imm_data = im_done_encode(0),
 	};
-	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 	int ret;
 
-	ret = ibv_post_send(conn->qp, &wr, &bad);
-	if (ret) {
-		rex_report_errno("ibv_post_send", ret);
-		return -ret;
-	}
-	(*outstanding)++;
-	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
-	if (ret < 0)
+	ret = post_and_wait(conn, &wr, &wc, WAIT_MS, outstanding);
+	if (ret)
 		return ret;
-	(*outstanding)--;
 	printf("%s: SEND WITH IMM of %u bytes: %s\n", PROGRAM, (unsigned)len,
 	       ibv_wc_status_str(wc.status));
 	return 0;
@@ -202,24 +207,16 @@ static int reach_out(struct rex_conn *conn, const struct rex_buffers *src,
 	    .send_flags = IBV_SEND_SIGNALED,
 	    .wr.rdma = {.remote_addr = remote, .rkey = ring->rkey},
 	};
-	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 	char what[96];
 	int ret;
 
-	ret = ibv_post_send(conn->qp, &wr, &bad);
-	if (ret) {
-		rex_report_errno("ibv_post_send", ret);
-		return -ret;
-	}
-	(*outstanding)++;
-	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1,
-	                  opcode == IBV_WR_RDMA_READ ? READ_WAIT_MS : WAIT_MS);
+	ret = post_and_wait(conn, &wr, &wc, opcode == IBV_WR_RDMA_READ ? READ_WAIT_MS : WAIT_MS,
+	                    outstanding);
 	if (ret == -ETIMEDOUT && opcode == IBV_WR_RDMA_READ)
 		return read_held(conn);
-	if (ret < 0)
+	if (ret)
 		return ret;
-	(*outstanding)--;
 	rex_format_wc_brief(what, sizeof(what), &wc);
 	printf("%s: %s of 8 bytes at ring + %" PRIu64 ": %s\n", PROGRAM,
 	       opcode == IBV_WR_RDMA_READ ? "READ" : "WRITE", remote - ring->addr, what);
@@ -250,17 +247,16 @@ static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src
 	ret = write_imm(conn, src, ring, 0, len, 0, im_imm_encode(0, len), out);
 	if (ret)
 		return ret;
-	ret = ibv_post_send(conn->qp, &done, &bad);
-	if (ret) {
-		rex_report_errno("ibv_post_send", ret);
-		return -ret;
-	}
-	if (later) {
-		(*out)++;
-		ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
-		if (ret < 0)
+	if (!later) {
+		ret = ibv_post_send(conn->qp, &done, &bad);
+		if (ret) {
+			rex_report_errno("ibv_post_send", ret);
+			return -ret;
+		}
+	} else {
+		ret = post_and_wait(conn, &done, &wc, WAIT_MS, out);
+		if (ret)
 			return ret;
-		(*out)--;
 		if (wc.status != IBV_WC_SUCCESS) {
 			rex_report_wc("done", &wc);
 			return -EIO;
