@@ -1,8 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Run chapter 06's benchmark and perftest side by side, interleaved, on the
+"""Run chapter 06's benchmark and perftest side by side, in pairs, on the
 RDMA device of this machine, and write what they measured: a table of
-medians, spreads and ratios, the same as JSON and CSV, and PNG plots.
+medians, spreads, ratios with their 95% intervals and a verdict per point,
+the same as JSON and CSV, and PNG plots.
+
+The rule for reading, the same for wins and losses: each point runs as N
+pairs (ours and perftest, back to back, the order alternating from one pair
+to the next). Each pair gives a speed ratio, ours over perftest, written so
+that above 1 means ours is faster (bandwidth: ours / perftest; latency:
+perftest / ours). The point's ratio is the median of its pairs' ratios, and
+its interval the distribution-free confidence interval of a median from the
+sign test: the k-th smallest and k-th largest ratio, k the largest with
+P(Binomial(N, 1/2) < k) <= 2.5%. The verdict comes from the interval alone:
+"faster" when it lies above 1, "slower" below 1, "not told apart" when it
+holds 1. It needs N >= 6 pairs (with 6 to 8, the interval is min..max).
 
 06-mr-pool/compare runs this where RDMA works (the lab's VM on a machine
 without it); see there for the command line. This file only needs Python 3's
@@ -34,10 +46,12 @@ PERFTEST = {
 
 # Iterations per run, by mode and size: enough for a median on Soft-RoCE,
 # few enough that a repetition takes seconds in the lab's emulated VM. The
-# same count goes to both programs.
+# same count goes to both programs. Latency takes 10,000 samples: a
+# percentile p is quoted only when n (1 - p) >= 10 samples lie beyond it
+# (QUOTABLE_TAIL), so 99.9% needs 10,000.
 def iterations(mode, size, scale):
     if mode == "lat":
-        n = 1000
+        n = 10000
     elif size <= 4096:
         n = 2000
     elif size <= 65536:
@@ -246,6 +260,53 @@ METRIC = {"bw": "bw_avg_mib_s", "lat": "t_typical_us"}
 LAT_COLUMNS = ["t_typical_us", "t_p99_us", "t_p999_us"]
 
 
+# A percentile is quoted when at least this many samples lie beyond it.
+QUOTABLE_TAIL = 10
+PERCENTILE = {"t_p99_us": 0.99, "t_p999_us": 0.999}
+
+
+def quotable(key, samples):
+    p = PERCENTILE.get(key)
+    return p is None or samples * (1 - p) >= QUOTABLE_TAIL - 1e-9
+
+
+def speed_ratio(mode, ours, perftest):
+    """Ours over perftest, as speed: above 1, ours is faster."""
+    if not ours or not perftest:
+        return None
+    key = METRIC[mode]
+    a, b = ours.get(key), perftest.get(key)
+    if not a or not b:
+        return None
+    return a / b if mode == "bw" else b / a
+
+
+def sign_interval(values, level=0.95):
+    """The sign test's confidence interval for the median of values:
+    (low, high, confidence), or None when len(values) is too small for level."""
+    n = len(values)
+    xs = sorted(values)
+    tail = 0.0  # P(X <= k-1), X ~ Binomial(n, 1/2)
+    best = None
+    for k in range(1, n // 2 + 1):
+        tail += math.comb(n, k - 1) / 2 ** n
+        if 2 * tail > 1 - level + 1e-12:
+            break
+        best = (xs[k - 1], xs[n - k], 1 - 2 * tail)
+    return best
+
+
+def verdict(interval):
+    if interval is None:
+        return "too few pairs"
+    low, high, _ = interval
+    if low > 1:
+        return "faster"
+    if high < 1:
+        return "slower"
+    return "not told apart"
+
+
 def summarise(rows, key):
     values = [r[key] for r in rows if key in r]
     if not values:
@@ -259,7 +320,8 @@ def main():
     p.add_argument("--addr", default=os.environ.get("RDMA_LAB_ADDR"))
     p.add_argument("--bin", default="build/bin")
     p.add_argument("--out", required=True)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--pairs", type=int, default=9,
+                   help="runs of each program per point, in pairs (6 or more for a verdict)")
     p.add_argument("--ops", default="write,send,read")
     p.add_argument("--modes", default="bw,lat")
     p.add_argument("--bw-sizes", default="4096,65536,1048576")
@@ -272,8 +334,8 @@ def main():
     args = p.parse_args()
     if not args.addr:
         fail("no address: give --addr or set RDMA_LAB_ADDR")
-    if args.reps < 1:
-        fail("--reps wants 1 or more")
+    if args.pairs < 1:
+        fail("--pairs wants 1 or more")
     dev, gid = rdma_device()
     rawdir = f"{args.out}/raw"
     os.makedirs(rawdir, exist_ok=True)
@@ -289,8 +351,8 @@ def main():
     tools = args.tools.split(",")
     if not tools or any(t not in ("ours", "perftest") for t in tools):
         fail(f"--tools takes ours, perftest or both, not '{args.tools}'")
-    total = len(points) * args.reps * len(tools)
-    say(f"{len(points)} points x {args.reps} repetitions x {len(tools)} programs = {total} runs on {dev} "
+    total = len(points) * args.pairs * len(tools)
+    say(f"{len(points)} points x {args.pairs} pairs x {len(tools)} programs = {total} runs on {dev} "
         f"(GID index {gid}), {args.addr}; outputs in {args.out}")
 
     results = {}
@@ -299,38 +361,51 @@ def main():
     port = args.port
     for pi, (op, mode, size) in enumerate(points, 1):
         n = iterations(mode, size, args.scale)
-        for rep in range(1, args.reps + 1):
-            # Interleaved: ours, perftest, ours, perftest, ...
-            for tool in tools:
+        for pair in range(1, args.pairs + 1):
+            # A pair: both programs back to back, who goes first alternating,
+            # so that a drift in the machine weighs on both alike.
+            for tool in (tools if pair % 2 else tools[::-1]):
                 elapsed = time.monotonic() - started
                 left = "" if done == 0 else f", about {elapsed / done * (total - done):.0f} s left"
-                say(f"point {pi}/{len(points)}: {op} {mode} {size} B, repetition {rep}/{args.reps}, "
+                say(f"point {pi}/{len(points)}: {op} {mode} {size} B, pair {pair}/{args.pairs}, "
                     f"{tool} (run {done + 1}/{total}{left})")
                 port += 1
-                tag = f"{op}-{mode}-{size}-{rep}-{tool}"
+                tag = f"{op}-{mode}-{size}-{pair}-{tool}"
                 row = one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag)
                 results.setdefault((op, mode, size, tool), []).append(row)
                 done += 1
 
-    # Medians, spreads and ratios.
+    # Medians, spreads, and the pairs' ratios read by the one rule.
     table = []
     for op, mode, size in points:
         key = METRIC[mode]
-        entry = {"op": op, "mode": mode, "bytes": size, "metric": key,
-                 "iterations": iterations(mode, size, args.scale)}
+        n = iterations(mode, size, args.scale)
+        entry = {"op": op, "mode": mode, "bytes": size, "metric": key, "iterations": n}
         for tool in ("ours", "perftest"):
             rows = [r for r in results.get((op, mode, size, tool), []) if r]
             entry[tool] = {k: summarise(rows, k) for k in
                            ([key, "cpu_user_s", "cpu_sys_s"] +
                             (LAT_COLUMNS[1:] if mode == "lat" else ["bw_peak_mib_s", "msg_rate_mpps"]))}
+            for k in LAT_COLUMNS[1:] if mode == "lat" else []:
+                if entry[tool][k] is not None:
+                    entry[tool][k]["quotable"] = quotable(k, n)
             entry[tool]["runs_ok"] = len(rows)
-            entry[tool]["runs"] = args.reps if tool in tools else 0
-        a, b = entry["ours"][key], entry["perftest"][key]
-        entry["ratio"] = (a["median"] / b["median"]) if a and b and b["median"] else None
+            entry[tool]["runs"] = args.pairs if tool in tools else 0
+        ratios = [speed_ratio(mode, a, b) for a, b in
+                  zip(results.get((op, mode, size, "ours"), []),
+                      results.get((op, mode, size, "perftest"), []))]
+        ratios = [r for r in ratios if r is not None]
+        interval = sign_interval(ratios)
+        entry["pair_ratios"] = [round(r, 4) for r in ratios]
+        entry["ratio"] = statistics.median(ratios) if ratios else None
+        entry["interval"] = None if interval is None else {
+            "low": interval[0], "high": interval[1], "confidence": round(interval[2], 4)}
+        entry["verdict"] = verdict(interval)
         table.append(entry)
 
     meta = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "device": dev, "gid_index": gid, "address": args.addr, "reps": args.reps,
+            "device": dev, "gid_index": gid, "address": args.addr,
+            "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:
@@ -344,7 +419,7 @@ def main():
     plot(args.out, table)
     failed = sum(1 for e in table for t in ("ours", "perftest") if e[t]["runs_ok"] < e[t]["runs"])
     say(f"done in {time.monotonic() - started:.0f} s: {args.out}/compare.txt, .json, .csv, "
-        f"bw.png, lat.png" + (f"; {failed} points had failed runs (see raw/)" if failed else ""))
+        f"bw.png, lat.png, ratio.png" + (f"; {failed} points had failed runs (see raw/)" if failed else ""))
     return 1 if failed else 0
 
 
@@ -356,52 +431,85 @@ def spread(s, digits=1):
     return "-" if s is None else f"{s['min']:.{digits}f}..{s['max']:.{digits}f}"
 
 
+def interval_text(e):
+    i = e["interval"]
+    return "-" if i is None else f"{i['low']:.2f}..{i['high']:.2f}"
+
+
+def cpu(side):
+    u, s = side["cpu_user_s"], side["cpu_sys_s"]
+    return "-" if u is None or s is None else f"{u['median'] + s['median']:.2f}"
+
+
 def format_table(table, meta):
     out = [f"# ours (06-mr-pool) against perftest, {meta['date']}, {meta['device']}, "
-           f"kernel {meta['kernel']}, {meta['reps']} repetitions each, interleaved\n",
+           f"kernel {meta['kernel']}, {meta['pairs']} pairs a point, who goes first alternating\n",
            "# bandwidth: BW average [MiB/s]; latency: t_typical [usec] (median of the runs; "
-           "spread min..max); ratio = ours / perftest; cpu = client CPU user+sys [s]\n",
-           f"{'op':<6} {'mode':<4} {'bytes':>8} {'ours':>9} {'ours spread':>19} "
-           f"{'perftest':>9} {'perftest spread':>19} {'ratio':>6} {'cpu ours':>9} {'cpu pt':>7}\n"]
+           "spread min..max); cpu = client CPU user+sys [s]\n",
+           "# ratio: ours / perftest as speed (latency: perftest / ours), above 1 = ours faster; "
+           "median of the pairs' ratios, with the sign test's interval (95% or more);\n"
+           "# verdict: from the interval alone: faster, slower, or not told apart\n",
+           f"{'op':<6} {'mode':<4} {'bytes':>8} {'ours':>8} {'ours spread':>15} "
+           f"{'perftest':>8} {'perftest spread':>15} {'ratio':>6} {'interval':>11} "
+           f"{'verdict':<14} {'cpu ours':>8} {'cpu pt':>6}\n"]
     for e in table:
         o, p = e["ours"], e["perftest"]
         key = e["metric"]
-
-        def cpu(side):
-            u, s = side["cpu_user_s"], side["cpu_sys_s"]
-            return "-" if u is None or s is None else f"{u['median'] + s['median']:.2f}"
         ratio = "-" if e["ratio"] is None else f"{e['ratio']:.2f}"
-        out.append(f"{e['op']:<6} {e['mode']:<4} {e['bytes']:>8} {fmt(o[key]):>9} "
-                   f"{spread(o[key]):>19} {fmt(p[key]):>9} {spread(p[key]):>19} {ratio:>6} "
-                   f"{cpu(o):>9} {cpu(p):>7}\n")
+        out.append(f"{e['op']:<6} {e['mode']:<4} {e['bytes']:>8} {fmt(o[key]):>8} "
+                   f"{spread(o[key]):>15} {fmt(p[key]):>8} {spread(p[key]):>15} {ratio:>6} "
+                   f"{interval_text(e):>11} {e['verdict']:<14} {cpu(o):>8} {cpu(p):>6}\n")
+    counts = {}
+    for e in table:
+        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+    out.append("# verdicts: " + ", ".join(f"{v} {counts[v]}" for v in
+                                          ("faster", "slower", "not told apart", "too few pairs")
+                                          if v in counts) + "\n")
+    lat = [e for e in table if e["mode"] == "lat"]
+    if lat:
+        out.append("# latency tails [usec], median of the runs; '*' = too few samples to quote "
+                   f"(fewer than {QUOTABLE_TAIL} beyond the percentile)\n")
+        out.append(f"{'op':<6} {'bytes':>8} {'samples':>8} {'ours 99%':>9} {'pt 99%':>9} "
+                   f"{'ours 99.9%':>10} {'pt 99.9%':>9}\n")
+        for e in lat:
+            cells = []
+            for k in LAT_COLUMNS[1:]:
+                for tool in ("ours", "perftest"):
+                    v = e[tool][k]
+                    cells.append("-" if v is None else
+                                 f"{v['median']:.1f}" + ("" if v.get("quotable") else "*"))
+            out.append(f"{e['op']:<6} {e['bytes']:>8} {e['iterations']:>8} {cells[0]:>9} "
+                       f"{cells[1]:>9} {cells[2]:>10} {cells[3]:>9}\n")
     return "".join(out)
 
 
 CSV_FIELDS = ["op", "mode", "bytes", "metric", "tool", "runs", "runs_ok", "median", "min", "max",
-              "ratio", "cpu_user_s_median", "cpu_sys_s_median"]
+              "ratio", "ratio_low", "ratio_high", "confidence", "verdict", "cpu_user_s_median",
+              "cpu_sys_s_median"]
 
 
 def write_csv(path, table):
+    def num(v, digits):
+        return "" if v is None else f"{v:.{digits}f}"
     with open(path, "w") as f:
         f.write(",".join(CSV_FIELDS) + "\n")
         for e in table:
+            i = e["interval"] or {}
             for tool in ("ours", "perftest"):
-                s = e[tool][e["metric"]]
-                u, sy = e[tool]["cpu_user_s"], e[tool]["cpu_sys_s"]
+                s = e[tool][e["metric"]] or {}
+                u, sy = e[tool]["cpu_user_s"] or {}, e[tool]["cpu_sys_s"] or {}
                 row = [e["op"], e["mode"], str(e["bytes"]), e["metric"], tool, str(e[tool]["runs"]),
-                       str(e[tool]["runs_ok"]),
-                       "" if s is None else f"{s['median']:.3f}",
-                       "" if s is None else f"{s['min']:.3f}",
-                       "" if s is None else f"{s['max']:.3f}",
-                       "" if e["ratio"] is None else f"{e['ratio']:.4f}",
-                       "" if u is None else f"{u['median']:.3f}",
-                       "" if sy is None else f"{sy['median']:.3f}"]
+                       str(e[tool]["runs_ok"]), num(s.get("median"), 3), num(s.get("min"), 3),
+                       num(s.get("max"), 3), num(e["ratio"], 4), num(i.get("low"), 4),
+                       num(i.get("high"), 4), num(i.get("confidence"), 4), e["verdict"],
+                       num(u.get("median"), 3), num(sy.get("median"), 3)]
                 f.write(",".join(row) + "\n")
 
 
 def plot(out, table):
-    """bw.png: bandwidth against size, per op, ours beside perftest.
-    lat.png: typical, 99% and 99.9% latency per op and size, ours beside perftest."""
+    """bw.png: bandwidth against size, per op, ours beside perftest (min..max).
+    lat.png: typical, 99% and 99.9% latency per op and size, ours beside perftest.
+    ratio.png: every point's ratio with its interval, against the line of 1."""
     bw = [e for e in table if e["mode"] == "bw"]
     lat = [e for e in table if e["mode"] == "lat"]
     if bw:
@@ -416,15 +524,21 @@ def plot(out, table):
                     f.write(f"{e['bytes']} " + " ".join(str(v) for v in vals) + "\n")
                 f.write("\n\n")
         plots = []
+        # Each program's bars a little apart (x 0.9 and x 1.1 on the log axis),
+        # and each op its own pair of places, so that no two bars coincide.
         for i, op in enumerate(ops):
-            plots.append(f"'bw.dat' index {i} using 1:2:3:4 with yerrorlines lw 2 lc {i + 1} "
-                         f"title '{op}: ours'")
-            plots.append(f"'bw.dat' index {i} using 1:5:6:7 with yerrorlines lw 2 dt 2 lc {i + 1} "
-                         f"title '{op}: perftest'")
+            shift = 1 + 0.06 * (i - (len(ops) - 1) / 2)
+            plots.append(f"'bw.dat' index {i} using ($1*{shift * 0.94:.3f}):2:3:4 with yerrorlines "
+                         f"lw 2 lc {i + 1} title '{op}: ours'")
+            plots.append(f"'bw.dat' index {i} using ($1*{shift * 1.06:.3f}):5:6:7 with yerrorlines "
+                         f"lw 2 dt 2 lc {i + 1} title '{op}: perftest'")
+        sizes = sorted({e["bytes"] for e in bw})
         gnuplot(out, "bw.png", [
             "set title 'Bandwidth against message size: ours (solid) and perftest (dashed)'",
             "set xlabel 'message size [bytes]'", "set ylabel 'BW average [MiB/s] (median, min..max)'",
             "set logscale x 2", "set format x '%.0b%B'", "set key left top", "set grid",
+            f"set xrange [{sizes[0] / 2}:{sizes[-1] * 2}]", "set yrange [0:*]",
+            "set offsets 0, 0, graph 0.08, 0",
             "plot " + ", ".join(plots)])
     if lat:
         with open(f"{out}/lat.dat", "w") as f:
@@ -435,16 +549,34 @@ def plot(out, table):
                 for tool in ("ours", "perftest"):
                     for k in LAT_COLUMNS:
                         s = e[tool][k]
-                        vals.append(str(s["median"]) if s else "NaN")
+                        ok = s is not None and s.get("quotable", True)
+                        vals.append(str(s["median"]) if ok else "NaN")
                 f.write(f"\"{label}\" " + " ".join(vals) + "\n")
         gnuplot(out, "lat.png", [
             "set title 'Latency: median of the runs of t_typical, 99% and 99.9% (perftest: hatched)'",
             "set ylabel 'latency [usec]'", "set style data histograms",
             "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
-            "set logscale y", "set key left top", "set grid ytics", "set xtics rotate by -30",
+            "set yrange [0:*]", "set offsets 0, 0, graph 0.08, 0",
+            "set key left top", "set grid ytics", "set xtics rotate by -30",
             "plot 'lat.dat' using 2:xtic(1) title 'ours typical' lc 1, '' using 5 title 'perftest typical' lc 1 fs pattern 4, "
             "'' using 3 title 'ours 99%' lc 2, '' using 6 title 'perftest 99%' lc 2 fs pattern 4, "
             "'' using 4 title 'ours 99.9%' lc 3, '' using 7 title 'perftest 99.9%' lc 3 fs pattern 4"])
+    rated = [e for e in table if e["ratio"] is not None]
+    if rated:
+        with open(f"{out}/ratio.dat", "w") as f:
+            f.write("# index ratio low high label\n")
+            for i, e in enumerate(rated):
+                iv = e["interval"]
+                low, high = (iv["low"], iv["high"]) if iv else (e["ratio"], e["ratio"])
+                f.write(f"{i} {e['ratio']} {low} {high} \"{e['op']} {e['mode']} {e['bytes']}B\"\n")
+        gnuplot(out, "ratio.png", [
+            "set title 'Ours against perftest: median speed ratio of the pairs, with its 95% "
+            "interval (above 1: ours faster)'",
+            "set ylabel 'speed ratio, ours / perftest'", "set yrange [0:*]",
+            f"set xrange [-0.7:{len(rated) - 0.3}]", "set offsets 0, 0, graph 0.08, 0",
+            "set xtics rotate by -30", "set grid ytics", "set key off",
+            "plot 1 with lines lc rgb 'gray' dt 2, "
+            "'ratio.dat' using 1:2:3:4:xtic(5) with yerrorbars pt 7 ps 1 lw 2 lc 1"])
 
 
 def gnuplot(out, png, lines):

@@ -18,7 +18,7 @@ if [ -z "${RDMA_LAB_ADDR:-}" ]; then
 fi
 out=$(mktemp -d "$bin/../compare-smoke.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-python3 "$src/06-mr-pool/compare.py" --bin "$bin" --out "$out" --port "$port" --reps 1 \
+python3 "$src/06-mr-pool/compare.py" --bin "$bin" --out "$out" --port "$port" --pairs 1 \
 	--ops write --modes bw,lat --bw-sizes 4096 --lat-sizes 8 --scale 0.1
 code=$?
 if [ "$code" -ne 0 ]; then
@@ -31,7 +31,7 @@ import csv, json, os, sys
 out = sys.argv[1]
 bad = []
 doc = json.load(open(f"{out}/compare.json"))
-for key in ("date", "device", "kernel", "reps"):
+for key in ("date", "device", "kernel", "pairs", "rule"):
     if key not in doc["meta"]:
         bad.append(f"compare.json: meta has no {key}")
 points = doc["points"]
@@ -45,6 +45,8 @@ for p in points:
             bad.append(f"{p['mode']}: {tool}'s {p['metric']} is not positive")
     if not (p["ratio"] or 0) > 0:
         bad.append(f"{p['mode']}: no ratio")
+    if p["verdict"] != "too few pairs" or p["interval"] is not None:
+        bad.append(f"{p['mode']}: one pair gave a verdict: {p['verdict']}")
 rows = list(csv.DictReader(open(f"{out}/compare.csv")))
 if len(rows) != 4:
     bad.append(f"compare.csv: {len(rows)} rows, not 4")
@@ -55,7 +57,7 @@ for r in rows:
 text = open(f"{out}/compare.txt").read()
 if "ratio" not in text or "write  bw" not in text or "write  lat" not in text:
     bad.append("compare.txt: not the table")
-for png in ("bw.png", "lat.png"):
+for png in ("bw.png", "lat.png", "ratio.png"):
     path = f"{out}/{png}"
     if not os.path.exists(path) or open(path, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
         bad.append(f"{png}: missing or not a PNG")

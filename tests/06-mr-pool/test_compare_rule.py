@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""compare.py's rule for reading, without RDMA: the sign test's interval
+against the binomial tables, the verdict from the interval alone (the same
+for wins and losses), speed ratios in one direction for both modes, which
+percentiles may be quoted, and what the table, CSV and plots carry.
+
+    test_compare_rule.py SOURCE_DIR OUT_DIR      (test 06-mr-pool.compare_rule)
+"""
+import csv
+import importlib.util
+import os
+import sys
+
+src, out = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("compare", f"{src}/06-mr-pool/compare.py")
+compare = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare)
+bad = []
+
+
+def check(cond, what):
+    if not cond:
+        bad.append(what)
+
+
+# The sign test: fewer than 6 pairs give no 95% interval; 6 to 8 give
+# min..max; 9 the 2nd and 8th; 20 the 6th and 15th (binomial tables).
+check(compare.sign_interval([1.0] * 5) is None, "5 pairs gave an interval")
+for n, (k, level) in {6: (1, 0.96875), 8: (1, 0.99219), 9: (2, 0.96094), 20: (6, 0.95861)}.items():
+    got = compare.sign_interval([float(x) for x in range(n, 0, -1)])
+    check(got is not None and got[0] == k and got[1] == n + 1 - k and abs(got[2] - level) < 1e-4,
+          f"{n} pairs: interval {got}, not ranks {k}..{n + 1 - k} at {level}")
+
+# One rule: faster, slower, not told apart, from the interval alone.
+check(compare.verdict((1.05, 1.3, 0.96)) == "faster", "an interval above 1 is not 'faster'")
+check(compare.verdict((0.5, 0.97, 0.96)) == "slower", "an interval below 1 is not 'slower'")
+check(compare.verdict((0.9, 1.2, 0.96)) == "not told apart", "an interval holding 1")
+check(compare.verdict(None) == "too few pairs", "no interval")
+
+# Speed ratios: above 1 means ours is faster, in both modes.
+check(compare.speed_ratio("bw", {"bw_avg_mib_s": 30.0}, {"bw_avg_mib_s": 20.0}) == 1.5, "bw ratio")
+check(compare.speed_ratio("lat", {"t_typical_us": 20.0}, {"t_typical_us": 30.0}) == 1.5,
+      "lat ratio: lower latency must read as faster")
+check(compare.speed_ratio("lat", None, {"t_typical_us": 30.0}) is None, "a failed run gives a ratio")
+
+# Percentiles: 99.9% wants 10,000 samples, 99% wants 1,000.
+check(compare.quotable("t_p999_us", 10000) and not compare.quotable("t_p999_us", 9999), "99.9% rule")
+check(compare.quotable("t_p99_us", 1000) and not compare.quotable("t_p99_us", 999), "99% rule")
+
+
+# A table as main() makes it, from made-up runs: one point faster, one
+# slower, one not told apart, one with too few pairs.
+def point(op, mode, size, ours, pt, samples=10000):
+    key = compare.METRIC[mode]
+    e = {"op": op, "mode": mode, "bytes": size, "metric": key, "iterations": samples}
+    for tool, vals in (("ours", ours), ("perftest", pt)):
+        rows = [{key: v, "cpu_user_s": 0.1, "cpu_sys_s": 0.2, "t_p99_us": v * 2,
+                 "t_p999_us": v * 3, "bw_peak_mib_s": v, "msg_rate_mpps": 0.01} for v in vals]
+        e[tool] = {k: compare.summarise(rows, k) for k in
+                   [key, "cpu_user_s", "cpu_sys_s", "t_p99_us", "t_p999_us"]}
+        for k in ("t_p99_us", "t_p999_us"):
+            e[tool][k]["quotable"] = compare.quotable(k, samples)
+        e[tool]["runs"] = e[tool]["runs_ok"] = len(vals)
+    ratios = [compare.speed_ratio(mode, {key: a}, {key: b}) for a, b in zip(ours, pt)]
+    iv = compare.sign_interval(ratios)
+    e["ratio"] = sorted(ratios)[len(ratios) // 2]
+    e["interval"] = None if iv is None else {"low": iv[0], "high": iv[1], "confidence": iv[2]}
+    e["verdict"] = compare.verdict(iv)
+    return e
+
+
+table = [point("write", "bw", 4096, [30, 31, 29, 32, 30, 31, 33, 30, 29], [20, 21, 22, 20, 19, 21, 20, 22, 21]),
+         point("write", "bw", 65536, [10, 11, 9, 10, 12, 10, 11, 10, 9], [20, 21, 22, 20, 19, 21, 20, 22, 21]),
+         point("send", "lat", 8, [50, 60, 40, 55, 45, 52, 48, 58, 42], [50, 45, 55, 48, 52, 60, 40, 47, 53], 1000),
+         point("read", "lat", 8, [50, 60, 40], [50, 45, 55])]
+check([e["verdict"] for e in table] == ["faster", "slower", "not told apart", "too few pairs"],
+      f"verdicts {[e['verdict'] for e in table]}")
+meta = {"date": "today", "device": "rxe0", "kernel": "6.1", "pairs": 9}
+text = compare.format_table(table, meta)
+check("# verdicts: faster 1, slower 1, not told apart 1, too few pairs 1" in text, "verdict counts")
+tails = [l.split() for l in text.splitlines() if l.startswith("send ") and "lat" not in l]
+check(tails == [["send", "8", "1000", "100.0", "100.0", "150.0*", "150.0*"]],
+      f"1,000 samples: 99% quoted, 99.9% marked '*': {tails}")
+os.makedirs(out, exist_ok=True)
+compare.write_csv(f"{out}/compare.csv", table)
+rows = list(csv.DictReader(open(f"{out}/compare.csv")))
+check(len(rows) == 8, f"{len(rows)} CSV rows, not 8")
+check([r["verdict"] for r in rows[::2]] == ["faster", "slower", "not told apart", "too few pairs"],
+      "CSV verdicts")
+check(all(r["ratio_low"] and r["ratio_high"] for r in rows[:6]), "CSV intervals")
+compare.plot(out, table)
+for png in ("bw.png", "lat.png", "ratio.png"):
+    path = f"{out}/{png}"
+    ok = os.path.exists(path) and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    check(ok, f"{png} not written")
+    gp = open(f"{out}/{png[:-4]}.gp").read()
+    check("set yrange [0:*]" in gp, f"{png}: the y axis does not start at 0")
+
+for b in bad:
+    print(f"FAIL: {b}")
+print("PASS" if not bad else f"{len(bad)} failed")
+sys.exit(1 if bad else 0)
