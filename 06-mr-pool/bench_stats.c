@@ -13,16 +13,23 @@
 #include "bench_wire.h"
 #include "stats.h"
 
+static size_t percentile_index(double p, size_t kept, size_t n)
+{
+	size_t i = (size_t)ceil(p * (double)kept - 1e-9);
+
+	return i < n ? i : n - 1;
+}
+
 /* [lat-summary] */
-void bench_lat_summarize(double *us, size_t n, struct bench_lat *out)
+void bench_lat_summarize(double *us, size_t n, bool as_perftest, struct bench_lat *out)
 {
 	struct mp_summary sum;
+	size_t kept = n > 2 ? n - 2 : n, i;
+	double dev, sq = 0;
 
 	mp_sort(us, n);
 	/* As perftest: the two largest samples go (a page fault, a timer). */
-	if (n > 2)
-		n -= 2;
-	mp_summarize_sorted(us, n, &sum);
+	mp_summarize_sorted(us, kept, &sum);
 	*out = (struct bench_lat){.n = sum.n,
 	                          .min = sum.min,
 	                          .max = sum.max,
@@ -31,6 +38,20 @@ void bench_lat_summarize(double *us, size_t n, struct bench_lat *out)
 	                          .stdev = sum.stdev,
 	                          .p99 = sum.p99,
 	                          .p999 = sum.p999};
+	if (!as_perftest || kept == 0)
+		return;
+	/* perftest's way (print_report_lat): t_max is the larger of the two
+	 * dropped samples; a percentile p is the sample at 0-based index
+	 * ceil(p * kept), one rank above the nearest rank (a dropped one when
+	 * that is past the end); t_stdev sums deviations cut to whole us. */
+	out->max = us[kept < n ? kept : n - 1];
+	out->p99 = us[percentile_index(0.99, kept, n)];
+	out->p999 = us[percentile_index(0.999, kept, n)];
+	for (i = 0; i < kept; i++) {
+		dev = (double)(long)(out->avg - us[i]);
+		sq += dev * dev;
+	}
+	out->stdev = sqrt(sq / (double)kept);
 }
 /* [lat-summary] */
 

@@ -19,8 +19,10 @@ struct bench_lat {
 	double min, max, typical /* median */, avg, stdev, p99, p999;
 };
 
-/* Sort \p us (n samples, in microseconds) in place and summarize them. */
-void bench_lat_summarize(double *us, size_t n, struct bench_lat *out);
+/* Sort \p us (n samples, in microseconds) in place and summarize them.
+ * \p as_perftest: t_max, the percentiles and t_stdev as perftest computes
+ * them (see bench_stats.c); otherwise the exact figures of the kept samples. */
+void bench_lat_summarize(double *us, size_t n, bool as_perftest, struct bench_lat *out);
 
 /* One row of results: one size of one op in one mode. */
 struct bench_row {

@@ -51,13 +51,11 @@
 #define BW_DEPTH       128u
 #define BW_SIGNAL      100u  /* one signalled completion per 100 work requests ... */
 #define BW_SIGNAL_SIZE 8192u /* ... up to 8 KiB; above, every one (as perftest) */
-#define LAT_WARMUP     100u
-/* Bandwidth warm-up: DEPTH messages, but no more than this many bytes, so a
- * sweep's large sizes do not spend more time warming up than measuring. */
-#define BW_WARMUP_BYTES (8u << 20)
-#define SWEEP_MIN       2u
-#define SWEEP_MAX       (8u << 20)
-#define MAX_ROWS        32
+/* perftest leaves out BW peak (prints 0) above this many messages. */
+#define PEAK_MAX_MSGS 20000u
+#define SWEEP_MIN     2u
+#define SWEEP_MAX     (8u << 20)
+#define MAX_ROWS      32
 /* Latency samples kept, 8 bytes each (32 MiB). */
 #define MAX_SAMPLES  (4u << 20)
 #define CLIENT_RECVS 16 /* control messages and latency answers */
@@ -76,8 +74,9 @@ struct options {
 	unsigned op, mode;
 	uint64_t size, max_size, iters, warmup;
 	double duration;
-	unsigned depth, qps, sig, inline_size;
+	unsigned depth, qps, sig, inline_size, post_list;
 	bool sweep, events, verbose, size_set, iters_set, depth_set, sig_set, warmup_set;
+	bool as_perftest; /* --as-perftest: the figures computed as perftest does */
 	const char *json, *csv;
 };
 
@@ -89,9 +88,9 @@ struct qp {
 	struct client *cl;
 	unsigned index;
 	struct bench_accept peer;
-	struct rex_pool *pool;     /* its device's */
-	struct rex_pool_buf *buf;  /* its buffer from the pool, until it is released */
-	uint8_t *mem, *dest; /* buf->addr; dest: where answers land (latency) */
+	struct rex_pool *pool;    /* its device's */
+	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
+	uint8_t *mem, *dest;      /* buf->addr; dest: where answers land (latency) */
 	struct ibv_sge recv_sge;
 	struct ibv_send_wr *wr; /* depth prebuilt work requests, chained */
 	struct ibv_sge *sge;
@@ -122,6 +121,11 @@ struct client {
 	size_t max_samples;
 	struct bw_mark *marks; /* bandwidth: progress over the timed run, for BW peak */
 	size_t nmarks, mark_stride, mark_skip;
+	/* --as-perftest's BW peak: when each message was posted, and when each
+	 * signalled completion came (with how many messages were done then). */
+	uint64_t *post_ns, *done_ns, *done_msgs;
+	size_t nposts, ndone, stamp_cap; /* stamp_cap 0: not stamping */
+	uint64_t end_ns;                 /* the timed run's last completion */
 	struct bench_row rows[MAX_ROWS];
 	size_t nrows;
 	char date[32];

@@ -18,27 +18,32 @@ static void usage(FILE *f)
 	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat)\n"
 	    "  -a             sweep sizes 2 B .. 8 MiB, powers of two\n"
 	    "  --max-size SIZE  stop the sweep at SIZE\n"
-	    "  -n ITERATIONS  messages per QP (default %u, send %u, lat %u)\n"
+	    "  -n ITERATIONS  messages per QP (default %u; send and read %u; lat %u)\n"
 	    "  -D SECONDS     run for a duration instead of -n\n"
 	    "  -t DEPTH       work requests in flight per QP, bw (default %u; lat: 1)\n"
 	    "  -q QPS         connections, bw only (default 1)\n"
 	    "  -Q N           one signalled completion per N work requests (default %u,\n"
-	    "                 1 above %u bytes, as perftest; at most DEPTH; lat: 1)\n"
+	    "                 1 above %u bytes but in a sweep, as perftest; at most DEPTH;\n"
+	    "                 lat: 1)\n"
+	    "  -l N           post N work requests per ibv_post_send(), chained (default 1,\n"
+	    "                 as perftest: one call, one doorbell, each)\n"
 	    "  -I SIZE        inline data up to SIZE bytes (default 0)\n"
 	    "  -e             wait on completion channels instead of busy polling\n"
-	    "  -w ITERATIONS  warm-up before each timed run (default in bw: DEPTH messages,\n"
-	    "                 at most 8 MiB of them; in lat: %u)\n"
+	    "  -w ITERATIONS  warm-up before each timed run (default 0, as perftest)\n"
+	    "  --as-perftest  compute the figures as perftest does (t_max, t_stdev, the\n"
+	    "                 percentiles' ranks, BW peak): see the 06 page's table\n"
 	    "  --json FILE    write the results as JSON\n"
 	    "  --csv FILE     write the results as CSV\n"
 	    "  -v             debug lines to stderr\n"
 	    "  -h, --help     this help\n"
 	    "  --version      the version\n"
-	    "Latency is reported as perftest does: SEND, WRITE and WRITE WITH IMM are half\n"
-	    "the round trip of a ping-pong, READ the full round trip; the two largest\n"
-	    "samples are dropped. BW peak is the best rate over any stretch of the run that\n"
-	    "carries 1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
-	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS, LAT_ITERS,
-	    BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE, LAT_WARMUP);
+	    "Latency is timed as perftest does: a sample runs from one ping's post to the\n"
+	    "next (the ping's own completion, its answer and the loop), SEND, WRITE and\n"
+	    "WRITE WITH IMM half of it, READ all of it; the two largest samples are\n"
+	    "dropped. BW peak is the best rate over any stretch of the run that carries\n"
+	    "1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
+	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS,
+	    LAT_ITERS, BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -61,6 +66,7 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	static const struct option longs[] = {{"json", required_argument, NULL, 'J'},
 	                                      {"csv", required_argument, NULL, 'C'},
 	                                      {"max-size", required_argument, NULL, 'M'},
+	                                      {"as-perftest", no_argument, NULL, 'P'},
 	                                      {"help", no_argument, NULL, 'h'},
 	                                      {"version", no_argument, NULL, 'V'},
 	                                      {NULL, 0, NULL, 0}};
@@ -73,7 +79,8 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	    .port = REX_DEFAULT_PORT, .op = BENCH_OP_WRITE, .qps = 1, .max_size = SWEEP_MAX};
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":p:o:m:s:an:D:t:q:Q:I:ew:vh", longs, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":p:o:m:s:an:D:t:q:Q:l:I:ew:vh", longs, NULL)) !=
+	       -1) {
 		flag[1] = (char)(opt == ':' || opt == '?' ? optopt : opt);
 		switch (opt) {
 		case 'p':
@@ -146,6 +153,14 @@ int parse_command_line(struct options *o, int argc, char **argv)
 			o->sig = (unsigned)v;
 			o->sig_set = true;
 			break;
+		case 'l':
+			if (rex_parse_uint(optarg, 1, BENCH_MAX_DEPTH, &v))
+				return bad_usage("-l %s: out of range (1..4096)", optarg);
+			o->post_list = (unsigned)v;
+			break;
+		case 'P':
+			o->as_perftest = true;
+			break;
 		case 'I':
 			if (rex_parse_size(optarg, 0, 4096, &v))
 				return bad_usage("-I %s: not a size in 0..4096", optarg);
@@ -198,15 +213,18 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	if (!o->size_set)
 		o->size = o->mode == BENCH_MODE_BW ? BW_SIZE : LAT_SIZE;
 	if (!o->iters_set)
-		o->iters = o->mode == BENCH_MODE_LAT ? LAT_ITERS
-		           : o->op == BENCH_OP_SEND  ? BW_SEND_ITERS
-		                                     : BW_ITERS;
+		o->iters = o->mode == BENCH_MODE_LAT                          ? LAT_ITERS
+		           : o->op == BENCH_OP_SEND || o->op == BENCH_OP_READ ? BW_SEND_ITERS
+		                                                              : BW_ITERS;
 	if (o->mode == BENCH_MODE_LAT)
 		o->depth = 1;
 	else if (!o->depth_set)
 		o->depth = BW_DEPTH;
-	if (!o->warmup_set)
-		o->warmup = o->mode == BENCH_MODE_LAT ? LAT_WARMUP : o->depth;
+	if (!o->post_list)
+		o->post_list = 1;
+	if (o->post_list > o->depth)
+		return bad_usage("-l %u: more than the %u work requests in flight (-t)",
+		                 o->post_list, o->depth);
 	if (o->mode == BENCH_MODE_LAT && o->iters > MAX_SAMPLES)
 		return bad_usage("-n: latency keeps at most 4194304 samples%s", "");
 	if (o->sweep && o->max_size < SWEEP_MIN)
@@ -241,7 +259,7 @@ uint32_t largest(const struct options *o)
 /* Selective signalling for size \p size: -Q, or perftest's default. */
 uint32_t signal_every(const struct options *o, uint32_t size)
 {
-	uint32_t sig = o->sig_set ? o->sig : size > BW_SIGNAL_SIZE ? 1 : BW_SIGNAL;
+	uint32_t sig = o->sig_set ? o->sig : size > BW_SIGNAL_SIZE && !o->sweep ? 1 : BW_SIGNAL;
 
 	if (o->mode == BENCH_MODE_LAT)
 		return 1;

@@ -7,21 +7,20 @@
 #include "client.h"
 
 /* [refill] */
-/* Keep the window full: post what it has room for as one chain, one
- * doorbell. Every sig-th work request is signalled, and the run's last. */
-static int refill(struct qp *q)
+/* Post -l work requests (1 by default, as perftest: one call, one doorbell
+ * each), chained. Every sig-th work request is signalled, and the run's last. */
+static int post_list(struct qp *q, uint64_t k)
 {
 	struct client *cl = q->cl;
-	uint64_t room = cl->o.depth - (q->posted - q->done), left = q->target - q->posted;
-	uint64_t k = room < left ? room : left, i, j;
+	uint64_t i, j, t = cl->stamp_cap ? now_ns() : 0;
 	int ret;
 
-	if (k == 0)
-		return 0;
 	for (i = 0; i < k; i++) {
 		j = q->posted + i + 1;
 		q->wr[i].send_flags =
 		    cl->send_flags | (j % cl->sig == 0 || j == q->target ? IBV_SEND_SIGNALED : 0);
+		if (cl->stamp_cap && cl->nposts < cl->stamp_cap)
+			cl->post_ns[cl->nposts++] = t;
 	}
 	q->wr[k - 1].next = NULL;
 	ret = rex_aconn_post_send(&q->conn, q->wr); /* numbers each */
@@ -29,6 +28,23 @@ static int refill(struct qp *q)
 	if (ret)
 		return ret;
 	q->posted += k;
+	return 0;
+}
+
+/* Keep the window full, -l at a time. */
+static int refill(struct qp *q)
+{
+	struct client *cl = q->cl;
+	uint64_t room = cl->o.depth - (q->posted - q->done), left = q->target - q->posted;
+	uint64_t k = room < left ? room : left;
+	int ret;
+
+	while (k > 0) {
+		ret = post_list(q, k < cl->o.post_list ? k : cl->o.post_list);
+		if (ret)
+			return ret;
+		k -= k < cl->o.post_list ? k : cl->o.post_list;
+	}
 	return 0;
 }
 /* [refill] */
@@ -97,6 +113,10 @@ void qp_step(struct qp *q)
 		cl->bytes_done += (done - q->done) * cl->size;
 		q->done = done;
 		cl->progress = true;
+		if (cl->stamp_cap && cl->ndone < cl->stamp_cap) {
+			cl->done_ns[cl->ndone] = now_ns();
+			cl->done_msgs[cl->ndone++] = cl->bytes_done / cl->size;
+		}
 	}
 	if (refill(q))
 		goto out_close;
@@ -214,6 +234,24 @@ static double peak_rate(const struct client *cl)
 }
 /* [bw-peak] */
 
+/* BW peak as perftest computes it (print_report_bw): the shortest time per
+ * message over any stretch from a post to a later signalled completion, in
+ * whole ns (perftest: whole cycles). In bytes/s; 0 when not stamped. */
+static double peak_rate_perftest(const struct client *cl)
+{
+	uint64_t best = UINT64_MAX, per;
+	size_t i, j;
+
+	for (i = 0; i < cl->nposts; i++)
+		for (j = 0; j < cl->ndone; j++) {
+			if (cl->done_msgs[j] < i + 1 || cl->done_ns[j] < cl->post_ns[i])
+				continue;
+			per = (cl->done_ns[j] - cl->post_ns[i]) / (cl->done_msgs[j] - i);
+			best = per < best ? per : best;
+		}
+	return best == UINT64_MAX || best == 0 ? 0 : (double)cl->size * 1e9 / (double)best;
+}
+
 /* [bw] */
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
 static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
@@ -261,8 +299,10 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 			active = t;
 			mark(cl, t);
 		}
-		if (!pending)
+		if (!pending) {
+			cl->end_ns = t; /* the timed region ends here, before the peak */
 			break;
+		}
 		if (end_ns && t >= end_ns && !timed_out) {
 			/* -D: post no more; the last posted must be signalled. */
 			timed_out = true;
@@ -285,7 +325,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 		}
 	}
 	cl->phase = PHASE_CONTROL;
-	*peak_bps = peak_rate(cl);
+	*peak_bps = cl->o.as_perftest ? peak_rate_perftest(cl) : peak_rate(cl);
 	return 0;
 out_broken:
 	cl->phase = PHASE_CONTROL;
@@ -295,23 +335,28 @@ out_broken:
 /* [bw] */
 
 /* [lat] */
-/* Wait for the answer to ping \p i (busy, or through the loop with -e). */
+/* Wait for ping \p i's own completion (\p seq), then for its answer, as
+ * perftest does: busy, or through the loop with -e. */
 static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq)
 {
 	const volatile uint8_t *last = q->dest + cl->size - 1;
 	uint64_t spins = 0, start = 0, t;
+	bool sent;
 
 	for (;;) {
-		if (cl->o.op == BENCH_OP_WRITE) {
-			if (*last == bench_tag(i))
-				return 0;
-		} else if (cl->o.op == BENCH_OP_READ ? q->conn.sq_done >= seq : q->answers > i) {
-			return 0;
+		sent = q->conn.sq_done >= seq;
+		if (sent) {
+			if (cl->o.op == BENCH_OP_WRITE) {
+				if (*last == bench_tag(i))
+					return 0;
+			} else if (cl->o.op == BENCH_OP_READ || q->answers > i) {
+				return 0; /* a READ's completion is its answer */
+			}
 		}
 		if (cl->o.events) {
 			if (rex_loop_run_once(cl->loop, 100) < 0)
 				return -EIO;
-		} else if (cl->o.op != BENCH_OP_WRITE || spins % 64 == 0) {
+		} else if (!sent || cl->o.op != BENCH_OP_WRITE || spins % 64 == 0) {
 			qp_step(q);
 		}
 		if (++spins % 4096 && !cl->o.events)
@@ -329,43 +374,44 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 	}
 }
 
-/* \p count ping-pongs (0: until \p end_ns); the times in cl->samples when \p keep. */
+/*
+ * \p count ping-pongs (0: until \p end_ns); the times in cl->samples when
+ * \p keep. As perftest: a sample runs from one ping's post to the next, so it
+ * holds the ping's own completion, its answer and the loop around them; N
+ * pings give N - 1 samples.
+ */
 static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep, size_t *kept)
 {
 	struct qp *q = &cl->qps[0];
 	uint8_t *tag = q->mem + cl->size - 1;
 	struct ibv_send_wr *wr = &q->wr[0];
-	uint64_t i, n, t0, t1, looked = now_ns();
+	/* As perftest: READ the round trip, the others half of it. */
+	double unit = cl->o.op == BENCH_OP_READ ? 1e3 : 2e3;
+	uint64_t i, n, t, prev = 0, looked = now_ns();
 	int ret;
 
 	*kept = 0;
 	wr->next = NULL;
+	wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
 	for (n = 0; count ? n < count : *kept < cl->max_samples; n++) {
 		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
-		/* Keep the send queue from filling: completions of earlier pings. */
-		while (q->conn.sq_posted - q->conn.sq_done > 8 &&
-		       q->conn.state == REX_STATE_ESTABLISHED)
-			qp_step(q);
 		if (cl->o.op == BENCH_OP_WRITE)
 			*tag = bench_tag(i);
-		wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
-		t0 = now_ns();
+		t = now_ns();
+		if (keep && n > 0)
+			cl->samples[(*kept)++] = (double)(t - prev) / unit;
+		prev = t;
+		if (end_ns && t >= end_ns)
+			break;
 		ret = rex_aconn_post_send(&q->conn, wr);
 		if (ret == 0)
 			ret = wait_answer(cl, q, i, rex_aconn_send_number(&q->conn, wr->wr_id));
-		t1 = now_ns();
 		if (ret) {
 			cl->broken = true;
 			return ret;
 		}
-		/* As perftest: READ the round trip, the others half of it. */
-		if (keep)
-			cl->samples[(*kept)++] =
-			    (double)(t1 - t0) / (cl->o.op == BENCH_OP_READ ? 1e3 : 2e3);
-		if (end_ns && t1 >= end_ns)
-			break;
-		if (!cl->o.events && t1 - looked >= LOOK_AT_LOOP_NS) {
-			looked = t1;
+		if (!cl->o.events && t - looked >= LOOK_AT_LOOP_NS) {
+			looked = t;
 			if (look_at_loop(cl))
 				return -ECONNRESET;
 		}
@@ -445,6 +491,31 @@ static void set_busy_polled(struct client *cl, bool busy)
 	}
 }
 
+static void stop_stamps(struct client *cl)
+{
+	free(cl->post_ns);
+	free(cl->done_ns);
+	free(cl->done_msgs);
+	cl->post_ns = cl->done_ns = cl->done_msgs = NULL;
+	cl->stamp_cap = 0;
+}
+
+/* --as-perftest: room for \p msgs stamps of posts and of completions. */
+static int start_stamps(struct client *cl, uint64_t msgs)
+{
+	cl->post_ns = calloc(msgs, sizeof(*cl->post_ns));
+	cl->done_ns = calloc(msgs, sizeof(*cl->done_ns));
+	cl->done_msgs = calloc(msgs, sizeof(*cl->done_msgs));
+	if (!cl->post_ns || !cl->done_ns || !cl->done_msgs) {
+		rex_report_errno("calloc", ENOMEM);
+		stop_stamps(cl);
+		return -ENOMEM;
+	}
+	cl->stamp_cap = msgs;
+	cl->nposts = cl->ndone = 0;
+	return 0;
+}
+
 /* [run-size] */
 int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 {
@@ -457,9 +528,6 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	uint64_t warmup = o->warmup;
 	int ret;
 
-	if (o->mode == BENCH_MODE_BW && !o->warmup_set && warmup * size > BW_WARMUP_BYTES)
-		warmup = BW_WARMUP_BYTES / size > 0 ? BW_WARMUP_BYTES / size : 1;
-
 	ret = start_size(cl, size);
 	if (ret)
 		return ret;
@@ -471,14 +539,23 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 		                               : run_lat(cl, warmup, 0, false, &kept);
 	if (ret)
 		goto out_events;
+	/* --as-perftest's BW peak: stamps of the timed run, when perftest
+	 * has a peak at all (-n, at most PEAK_MAX_MSGS messages). */
+	if (o->mode == BENCH_MODE_BW && o->as_perftest && n && n * o->qps <= PEAK_MAX_MSGS)
+		ret = start_stamps(cl, n * o->qps);
+	if (ret)
+		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = now_ns();
 	if (o->duration > 0)
 		end = t0 + (uint64_t)(o->duration * 1e9);
 	ret =
 	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, true, &kept);
-	t1 = now_ns();
+	/* Bandwidth: the region ends at the last completion, before BW peak
+	 * is computed; latency: after the last sample. */
+	t1 = o->mode == BENCH_MODE_BW && ret == 0 ? cl->end_ns : now_ns();
 	getrusage(RUSAGE_SELF, &r1);
+	stop_stamps(cl);
 out_events:
 	if (!o->events)
 		set_busy_polled(cl, false);
@@ -495,12 +572,13 @@ out_events:
 
 		row->iterations = (uint64_t)msgs / o->qps;
 		row->bw_avg_mib_s = (double)cl->bytes_done / row->seconds / (1 << 20);
-		row->bw_peak_mib_s =
-		    peak / (1 << 20) > row->bw_avg_mib_s ? peak / (1 << 20) : row->bw_avg_mib_s;
+		row->bw_peak_mib_s = o->as_perftest || peak / (1 << 20) > row->bw_avg_mib_s
+		                         ? peak / (1 << 20)
+		                         : row->bw_avg_mib_s;
 		row->msg_rate_mpps = msgs / row->seconds / 1e6;
 	} else {
 		row->iterations = kept;
-		bench_lat_summarize(cl->samples, kept, &row->lat);
+		bench_lat_summarize(cl->samples, kept, o->as_perftest, &row->lat);
 	}
 	return finish_size(cl, &row->verified);
 }

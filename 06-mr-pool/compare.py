@@ -226,7 +226,7 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
                      log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
-        client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
+        client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode, "--as-perftest",
                        "-s", str(size), "-n", str(n), "--json", json_path]
         if mode == "bw":
             client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
@@ -552,15 +552,25 @@ def plot(out, table):
                         ok = s is not None and s.get("quotable", True)
                         vals.append(str(s["median"]) if ok else "NaN")
                 f.write(f"\"{label}\" " + " ".join(vals) + "\n")
-        gnuplot(out, "lat.png", [
-            "set title 'Latency: median of the runs of t_typical, 99% and 99.9% (perftest: hatched)'",
-            "set ylabel 'latency [usec]'", "set style data histograms",
-            "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
-            "set yrange [0:*]", "set offsets 0, 0, graph 0.08, 0",
-            "set key left top", "set grid ytics", "set xtics rotate by -30",
-            "plot 'lat.dat' using 2:xtic(1) title 'ours typical' lc 1, '' using 5 title 'perftest typical' lc 1 fs pattern 4, "
-            "'' using 3 title 'ours 99%' lc 2, '' using 6 title 'perftest 99%' lc 2 fs pattern 4, "
-            "'' using 4 title 'ours 99.9%' lc 3, '' using 7 title 'perftest 99.9%' lc 3 fs pattern 4"])
+        # A figure goes in only where some point may quote it (gnuplot
+        # refuses a histogram column with no value at all).
+        bars = []
+        for col, name, lc in ((0, "typical", 1), (1, "99%", 2), (2, "99.9%", 3)):
+            if not any(e[t][LAT_COLUMNS[col]] and e[t][LAT_COLUMNS[col]].get("quotable", True)
+                       for e in lat for t in ("ours", "perftest")):
+                continue
+            xtic = ":xtic(1)" if not bars else ""
+            bars.append(f"'lat.dat' using {col + 2}{xtic} title 'ours {name}' lc {lc}")
+            bars.append(f"'' using {col + 5} title 'perftest {name}' lc {lc} fs pattern 4")
+        if bars:
+            gnuplot(out, "lat.png", [
+                "set title 'Latency: median of the runs of t_typical, 99% and 99.9% "
+                "(perftest: hatched; a percentile only where enough samples lie beyond it)'",
+                "set ylabel 'latency [usec]'", "set style data histograms",
+                "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
+                "set yrange [0:*]", "set offsets 0, 0, graph 0.08, 0",
+                "set key left top", "set grid ytics", "set xtics rotate by -30",
+                "plot " + ", ".join(bars)])
     rated = [e for e in table if e["ratio"] is not None]
     if rated:
         with open(f"{out}/ratio.dat", "w") as f:

@@ -60,7 +60,7 @@ int main(void)
 	int i;
 
 	/* 90 and 50 are dropped: 1.0 1.1 1.2 1.3 1.5 remain. */
-	bench_lat_summarize(s, 7, &lat);
+	bench_lat_summarize(s, 7, false, &lat);
 	CHECK_INT_EQ(lat.n, 5);
 	CHECK_NEAR(lat.min, 1.0);
 	CHECK_NEAR(lat.max, 1.5);
@@ -74,16 +74,37 @@ int main(void)
 	for (i = 0; i < 2000; i++)
 		many[i] = 2000 - i;
 	many[2000] = many[2001] = 5000;
-	bench_lat_summarize(many, 2002, &lat);
+	bench_lat_summarize(many, 2002, false, &lat);
 	CHECK_INT_EQ(lat.n, 2000);
 	CHECK_NEAR(lat.p99, 1980);
 	CHECK_NEAR(lat.p999, 1998);
 	CHECK_NEAR(lat.typical, 1000.5);
 
+	/* --as-perftest: 1..10, 9 and 10 dropped. t_max is 9 (the larger
+	 * dropped one, as perftest prints it); 99% and 99.9% are at index
+	 * ceil(p x 8) = 8, also 9; the stdev sums deviations from 4.5 cut to
+	 * whole us (3 2 1 0 0 -1 -2 -3): sqrt(28 / 8). Min, median and mean are
+	 * the exact ones. */
+	for (i = 0; i < 10; i++)
+		many[i] = 10 - i;
+	bench_lat_summarize(many, 10, true, &lat);
+	CHECK_INT_EQ(lat.n, 8);
+	CHECK_NEAR(lat.min, 1);
+	CHECK_NEAR(lat.max, 9);
+	CHECK_NEAR(lat.typical, 4.5);
+	CHECK_NEAR(lat.avg, 4.5);
+	CHECK_NEAR(lat.p99, 9);
+	CHECK_NEAR(lat.p999, 9);
+	CHECK_INT_EQ((long long)(lat.stdev * 1e4), 18708);
+	bench_lat_summarize(many, 10, false, &lat); /* the exact ones, for contrast */
+	CHECK_NEAR(lat.max, 8);
+	CHECK_NEAR(lat.p99, 8);
+	CHECK_INT_EQ((long long)(lat.stdev * 1e4), 22912);
+
 	/* Two samples: nothing dropped. None: zeros. */
-	bench_lat_summarize(s, 2, &lat);
+	bench_lat_summarize(s, 2, false, &lat);
 	CHECK_INT_EQ(lat.n, 2);
-	bench_lat_summarize(s, 0, &lat);
+	bench_lat_summarize(s, 0, false, &lat);
 	CHECK_INT_EQ(lat.n, 0);
 	CHECK_NEAR(lat.avg, 0);
 
