@@ -226,8 +226,11 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
                      log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
-        client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode, "--as-perftest",
+        client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
                        "-s", str(size), "-n", str(n), "--json", json_path]
+        if args.figures == "perftest":
+            client_argv.append("--as-perftest")
+        client_argv += args.ours_args.split()
         if mode == "bw":
             client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
         client_argv.append(args.addr)
@@ -331,6 +334,10 @@ def main():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--port", type=int, default=21100)
     p.add_argument("--tools", default="ours,perftest")
+    p.add_argument("--figures", choices=("perftest", "exact"), default="perftest",
+                   help="how ours computes t_max, t_stdev, percentiles and BW peak")
+    p.add_argument("--ours-args", default="",
+                   help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     args = p.parse_args()
     if not args.addr:
         fail("no address: give --addr or set RDMA_LAB_ADDR")
@@ -406,6 +413,7 @@ def main():
     meta = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
+            "figures": args.figures, "ours_args": args.ours_args,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:
