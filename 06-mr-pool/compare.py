@@ -222,8 +222,8 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         ready = r"Waiting for client"
         client_argv = common + [args.addr]
     else:
-        server = Run([f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p", str(port)],
-                     log + ".server.log")
+        server = Run([f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p", str(port)] +
+                     args.ours_server_args.split(), log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
         client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
@@ -338,6 +338,8 @@ def main():
                    help="how ours computes t_max, t_stdev, percentiles and BW peak")
     p.add_argument("--ours-args", default="",
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
+    p.add_argument("--ours-server-args", default="",
+                   help="more arguments for 06-mr-pool-server (say '-s 64K')")
     args = p.parse_args()
     if not args.addr:
         fail("no address: give --addr or set RDMA_LAB_ADDR")
@@ -414,6 +416,7 @@ def main():
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
+            "ours_server_args": args.ours_server_args,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:
