@@ -535,13 +535,14 @@ def plot(out, table):
                     f.write(f"{e['bytes']} " + " ".join(str(v) for v in vals) + "\n")
                 f.write("\n\n")
         plots = []
-        # Each program's bars a little apart (x 0.9 and x 1.1 on the log axis),
-        # and each op its own pair of places, so that no two bars coincide.
+        # Every (op, program) its own place around the size, 5% apart on the
+        # x axis, so that no two error bars coincide.
+        places = 2 * len(ops)
         for i, op in enumerate(ops):
-            shift = 1 + 0.06 * (i - (len(ops) - 1) / 2)
-            plots.append(f"'bw.dat' index {i} using ($1*{shift * 0.94:.3f}):2:3:4 with yerrorlines "
+            ours, theirs = (1 + 0.05 * (2 * i + k - (places - 1) / 2) for k in (0, 1))
+            plots.append(f"'bw.dat' index {i} using ($1*{ours:.3f}):2:3:4 with yerrorlines "
                          f"lw 2 lc {i + 1} title '{op}: ours'")
-            plots.append(f"'bw.dat' index {i} using ($1*{shift * 1.06:.3f}):5:6:7 with yerrorlines "
+            plots.append(f"'bw.dat' index {i} using ($1*{theirs:.3f}):5:6:7 with yerrorlines "
                          f"lw 2 dt 2 lc {i + 1} title '{op}: perftest'")
         sizes = sorted({e["bytes"] for e in bw})
         gnuplot(out, "bw.png", [
