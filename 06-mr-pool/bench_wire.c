@@ -12,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const op_names[BENCH_OP_COUNT] = {"send", "write", "write_imm", "read"};
+static const char *const op_names[BENCH_OP_COUNT] = {"send", "write", "write_imm",
+                                                     "read", "fadd",  "cas"};
 
 const char *bench_op_name(unsigned op)
 {
@@ -133,6 +134,9 @@ int bench_hello_decode(const uint8_t *in, size_t len, struct bench_hello *h, cha
 		snprintf(why, why_len, "hello: unknown op %u", h->op);
 	else if (h->mode > BENCH_MODE_LAT)
 		snprintf(why, why_len, "hello: unknown mode %u", h->mode);
+	else if (bench_op_atomic(h->op) && h->max_size != BENCH_ATOMIC_SIZE)
+		snprintf(why, why_len, "hello: an atomic's size is %u, not %" PRIu32,
+		         BENCH_ATOMIC_SIZE, h->max_size);
 	else if (h->max_size < 1 || h->max_size > BENCH_MAX_SIZE)
 		snprintf(why, why_len, "hello: size %" PRIu32 " outside 1..%u", h->max_size,
 		         BENCH_MAX_SIZE);

@@ -42,9 +42,18 @@ enum bench_op {
 	BENCH_OP_WRITE = 1,
 	BENCH_OP_WRITE_IMM = 2,
 	BENCH_OP_READ = 3,
+	BENCH_OP_FADD = 4, /* FETCH_AND_ADD of 1 on an 8-byte counter */
+	BENCH_OP_CAS = 5,  /* COMPARE_AND_SWAP: n to n + 1 on the same counter */
 };
-#define BENCH_OP_COUNT 4
-#define BENCH_OPS_ALL  0xfu
+#define BENCH_OP_COUNT 6
+#define BENCH_OPS_ALL  0x3fu
+/* An atomic works on 8 bytes, aligned to 8: the only size it has. */
+#define BENCH_ATOMIC_SIZE 8u
+
+static inline int bench_op_atomic(unsigned op)
+{
+	return op == BENCH_OP_FADD || op == BENCH_OP_CAS;
+}
 
 enum bench_mode {
 	BENCH_MODE_BW = 0,

@@ -66,6 +66,8 @@ static int run_all_sizes(struct client *cl)
 	printf("client: data verified: %s, after each timed run, for %zu size%s\n",
 	       cl->o.op == BENCH_OP_READ ? "the server's pattern read back, checked at the client "
 	                                   "(initiator)"
+	       : bench_op_atomic(cl->o.op)
+	           ? "the server's counter fetched atomically, equal to the atomics done"
 	       : cl->o.mode == BENCH_MODE_LAT
 	           ? "our pattern checked at the server (target) and in its answers here"
 	           : "our pattern checked at the server (target)",

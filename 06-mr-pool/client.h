@@ -97,6 +97,7 @@ struct qp {
 	uint64_t base;                 /* sq_posted when the run began */
 	uint64_t posted, done, target; /* data work requests of this run */
 	uint64_t answers;              /* latency answers received in this size's runs */
+	uint64_t atomics;              /* atomics posted on the server's counter since START */
 	bool ready, result_in, released;
 	uint32_t result;
 };

@@ -41,7 +41,7 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 /* Run the loop (control traffic, CM events) until \p done says so, the
  * connections break, or \p timeout_ms passes. */
 int drive(struct client *cl, bool (*done)(struct client *), int timeout_ms, const char *what,
-                 bool watch)
+          bool watch)
 {
 	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
 
@@ -96,11 +96,13 @@ static int connect_qp(struct rex_aconn *c)
 	struct rex_aconn_dev *dev;
 	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
 	/* Least privilege: READ and latency answers land in our memory. */
-	struct rex_pool_attr attr = {
-	    .buf_size = (size_t)max * (lat ? 2 : 1),
-	    .count = o->qps,
-	    .access = (o->op == BENCH_OP_READ || lat ? IBV_ACCESS_LOCAL_WRITE : 0) |
-	              (answers_by_write ? IBV_ACCESS_REMOTE_WRITE : 0)};
+	struct rex_pool_attr attr = {.buf_size = (size_t)max * (lat ? 2 : 1),
+	                             .count = o->qps,
+	                             .access =
+	                                 (o->op == BENCH_OP_READ || bench_op_atomic(o->op) || lat
+	                                      ? IBV_ACCESS_LOCAL_WRITE
+	                                      : 0) |
+	                                 (answers_by_write ? IBV_ACCESS_REMOTE_WRITE : 0)};
 
 	dev = rex_aconn_dev_get(&cl->devices, c->id->verbs);
 	if (!dev)
@@ -132,7 +134,7 @@ static int connect_qp(struct rex_aconn *c)
 	                         .addr = answers_by_write ? (uintptr_t)q->dest : 0,
 	                         .rkey = q->buf->rkey};
 	bench_hello_encode(&h, data);
-	if (o->op == BENCH_OP_READ) /* READs in flight at once */
+	if (o->op == BENCH_OP_READ || bench_op_atomic(o->op)) /* in flight at once */
 		param.initiator_depth = dev->attr.max_qp_init_rd_atom < 255
 		                            ? (uint8_t)dev->attr.max_qp_init_rd_atom
 		                            : 255;
@@ -304,8 +306,8 @@ int connect_all(struct client *cl)
 		if (rex_aconn_resolve(&q->conn, cl->server->ai_addr))
 			return -EIO;
 	}
-	ret = drive(cl, connected, (int)cl->devices.attr.setup_timeout_ms + 1000, "connection",
-	            true);
+	ret =
+	    drive(cl, connected, (int)cl->devices.attr.setup_timeout_ms + 1000, "connection", true);
 	if (ret == 0)
 		cl->device = ibv_get_device_name(cl->qps[0].conn.dev->verbs->device);
 	return ret;

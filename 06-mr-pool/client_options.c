@@ -13,9 +13,11 @@ static void usage(FILE *f)
 	    "Measure SEND, WRITE, WRITE WITH IMM or READ against 06-mr-pool-server, as perftest.\n"
 	    "The server's address is an argument, as in perftest: -a is the sweep.\n"
 	    "  -p PORT        server port (default %u)\n"
-	    "  -o OP          send, write, write_imm or read (default write)\n"
+	    "  -o OP          send, write, write_imm, read, or the atomics fadd\n"
+	    "                 (FETCH_AND_ADD) and cas (COMPARE_AND_SWAP) (default write)\n"
 	    "  -m MODE        bw or lat (default bw)\n"
-	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat)\n"
+	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat;\n"
+	    "                 atomics: 8, their only size)\n"
 	    "  -a             sweep sizes 2 B .. 8 MiB, powers of two\n"
 	    "  --max-size SIZE  stop the sweep at SIZE\n"
 	    "  -n ITERATIONS  messages per QP (default %u; send and read %u; lat %u)\n"
@@ -39,9 +41,10 @@ static void usage(FILE *f)
 	    "  --version      the version\n"
 	    "Latency is timed as perftest does: a sample runs from one ping's post to the\n"
 	    "next (the ping's own completion, its answer and the loop), SEND, WRITE and\n"
-	    "WRITE WITH IMM half of it, READ all of it; the two largest samples are\n"
-	    "dropped. BW peak is the best rate over any stretch of the run that carries\n"
-	    "1/16 of its bytes (at least the average); MiB/s are 2^20 bytes per second.\n",
+	    "WRITE WITH IMM half of it, READ and atomics all of it; the two largest\n"
+	    "samples are dropped. BW peak is the best rate over any stretch of the run\n"
+	    "that carries 1/16 of its bytes and lasts 1/16 of its time (at least the\n"
+	    "average); MiB/s are 2^20 bytes per second.\n",
 	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS,
 	    LAT_ITERS, BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE);
 }
@@ -91,8 +94,9 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		case 'o':
 			op = bench_op_parse(optarg);
 			if (op < 0)
-				return bad_usage("-o %s: not one of send, write, write_imm, read",
-				                 optarg);
+				return bad_usage(
+				    "-o %s: not one of send, write, write_imm, read, fadd, cas",
+				    optarg);
 			o->op = (unsigned)op;
 			break;
 		case 'm':
@@ -200,6 +204,9 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		return bad_usage("-n and -D: %s", "give one of them");
 	if (o->sweep && o->size_set)
 		return bad_usage("-a and -s: %s", "give one of them");
+	if (bench_op_atomic(o->op) && ((o->size_set && o->size != BENCH_ATOMIC_SIZE) || o->sweep))
+		return bad_usage("-o %s: an atomic works on 8 bytes: no -s or -a",
+		                 bench_op_name(o->op));
 	if (o->mode == BENCH_MODE_LAT && o->qps > 1)
 		return bad_usage("-q: latency runs on one QP (as perftest)%s", "");
 	if (o->mode == BENCH_MODE_LAT && o->depth_set && o->depth != 1)
@@ -211,11 +218,13 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	/* [checks] */
 	/* perftest's defaults where nothing was given. */
 	if (!o->size_set)
-		o->size = o->mode == BENCH_MODE_BW ? BW_SIZE : LAT_SIZE;
+		o->size = bench_op_atomic(o->op)     ? BENCH_ATOMIC_SIZE
+		          : o->mode == BENCH_MODE_BW ? BW_SIZE
+		                                     : LAT_SIZE;
 	if (!o->iters_set)
-		o->iters = o->mode == BENCH_MODE_LAT                          ? LAT_ITERS
-		           : o->op == BENCH_OP_SEND || o->op == BENCH_OP_READ ? BW_SEND_ITERS
-		                                                              : BW_ITERS;
+		o->iters = o->mode == BENCH_MODE_LAT                                ? LAT_ITERS
+		           : o->op != BENCH_OP_WRITE && o->op != BENCH_OP_WRITE_IMM ? BW_SEND_ITERS
+		                                                                    : BW_ITERS;
 	if (o->mode == BENCH_MODE_LAT)
 		o->depth = 1;
 	else if (!o->depth_set)

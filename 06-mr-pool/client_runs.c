@@ -6,6 +6,23 @@
  */
 #include "client.h"
 
+/* [atomic] */
+/* The operands of atomic number \p n on the counter (from 0, since START):
+ * FETCH_AND_ADD adds 1; COMPARE_AND_SWAP finds n and leaves n + 1, which
+ * holds because one QP's atomics are carried out in the order posted. So
+ * after N of either, the counter is N. */
+static void set_atomic(const struct client *cl, const struct qp *q, struct ibv_send_wr *wr,
+                       uint64_t n)
+{
+	if (!bench_op_atomic(cl->o.op))
+		return;
+	wr->wr.atomic.remote_addr = q->peer.addr;
+	wr->wr.atomic.rkey = q->peer.rkey;
+	wr->wr.atomic.compare_add = cl->o.op == BENCH_OP_FADD ? 1 : n;
+	wr->wr.atomic.swap = n + 1;
+}
+/* [atomic] */
+
 /* [refill] */
 /* Post -l work requests (1 by default, as perftest: one call, one doorbell
  * each), chained. Every sig-th work request is signalled, and the run's last. */
@@ -19,6 +36,7 @@ static int post_list(struct qp *q, uint64_t k)
 		j = q->posted + i + 1;
 		q->wr[i].send_flags =
 		    cl->send_flags | (j % cl->sig == 0 || j == q->target ? IBV_SEND_SIGNALED : 0);
+		set_atomic(cl, q, &q->wr[i], q->atomics + i);
 		if (cl->stamp_cap && cl->nposts < cl->stamp_cap)
 			cl->post_ns[cl->nposts++] = t;
 	}
@@ -28,6 +46,7 @@ static int post_list(struct qp *q, uint64_t k)
 	if (ret)
 		return ret;
 	q->posted += k;
+	q->atomics += bench_op_atomic(cl->o.op) ? k : 0;
 	return 0;
 }
 
@@ -142,11 +161,14 @@ static int start_size(struct client *cl, uint32_t size)
 	cl->size = size;
 	cl->pings = 0;
 	cl->sig = signal_every(o, size);
-	cl->send_flags = o->op != BENCH_OP_READ && size <= o->inline_size ? IBV_SEND_INLINE : 0;
+	cl->send_flags = o->op != BENCH_OP_READ && !bench_op_atomic(o->op) && size <= o->inline_size
+	                     ? IBV_SEND_INLINE
+	                     : 0;
 	for (i = 0; i < o->qps; i++) {
 		struct qp *q = &cl->qps[i];
 		static const enum ibv_wr_opcode opcodes[BENCH_OP_COUNT] = {
-		    IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ};
+		    IBV_WR_SEND,      IBV_WR_RDMA_WRITE,           IBV_WR_RDMA_WRITE_WITH_IMM,
+		    IBV_WR_RDMA_READ, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP};
 
 		for (k = 0; k < o->depth; k++) {
 			q->sge[k] = (struct ibv_sge){
@@ -161,14 +183,14 @@ static int start_size(struct client *cl, uint32_t size)
 		}
 		/* What we send carries the pattern; what we read or get back
 		 * lands on zeros, so the check proves it came. */
-		if (o->op == BENCH_OP_READ)
+		if (o->op == BENCH_OP_READ || bench_op_atomic(o->op))
 			memset(q->mem, 0, size);
 		else
 			bench_pattern_fill(q->mem, size, bench_seed(q->index, size, 0));
 		if (q->dest != q->mem)
 			memset(q->dest, 0, size);
 		q->ready = q->result_in = false;
-		q->answers = 0;
+		q->answers = q->atomics = 0;
 		if (rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
 			return -EIO;
 	}
@@ -206,22 +228,27 @@ static void mark(struct client *cl, uint64_t t)
 }
 
 /* BW peak, after the run: the best rate over any stretch between two marks
- * that carries at least 1/PEAK_SHARE of the run's bytes (two pointers over
- * the marks, whose bytes only grow). Never below the average. In bytes/s. */
+ * that carries at least 1/PEAK_SHARE of the run's bytes and lasts at least
+ * 1/PEAK_SHARE of its time (two pointers over the marks, whose bytes and
+ * times only grow). The time matters for small messages: there 1/16 of the
+ * bytes can be one signalled completion, and two of those polled a moment
+ * apart made a "peak" hundreds of times the average. Never below the
+ * average. In bytes/s. */
 static double peak_rate(const struct client *cl)
 {
 	const struct bw_mark *m = cl->marks;
 	size_t i, j = 0, n = cl->nmarks;
-	uint64_t want;
+	uint64_t want, span;
 	double best = 0, rate;
 
 	if (n < 2 || m[n - 1].t == m[0].t)
 		return 0;
 	want = (m[n - 1].bytes - m[0].bytes) / PEAK_SHARE;
+	span = (m[n - 1].t - m[0].t) / PEAK_SHARE;
 	for (i = 0; i < n; i++) {
 		if (j < i)
 			j = i;
-		while (j < n && m[j].bytes - m[i].bytes < want)
+		while (j < n && (m[j].bytes - m[i].bytes < want || m[j].t - m[i].t < span))
 			j++;
 		if (j == n)
 			break;
@@ -349,8 +376,9 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 			if (cl->o.op == BENCH_OP_WRITE) {
 				if (*last == bench_tag(i))
 					return 0;
-			} else if (cl->o.op == BENCH_OP_READ || q->answers > i) {
-				return 0; /* a READ's completion is its answer */
+			} else if (cl->o.op == BENCH_OP_READ || bench_op_atomic(cl->o.op) ||
+			           q->answers > i) {
+				return 0; /* a READ's or an atomic's completion is its answer */
 			}
 		}
 		if (cl->o.events) {
@@ -385,8 +413,8 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep
 	struct qp *q = &cl->qps[0];
 	uint8_t *tag = q->mem + cl->size - 1;
 	struct ibv_send_wr *wr = &q->wr[0];
-	/* As perftest: READ the round trip, the others half of it. */
-	double unit = cl->o.op == BENCH_OP_READ ? 1e3 : 2e3;
+	/* As perftest: READ and atomics the round trip, the others half of it. */
+	double unit = cl->o.op == BENCH_OP_READ || bench_op_atomic(cl->o.op) ? 1e3 : 2e3;
 	uint64_t i, n, t, prev = 0, looked = now_ns();
 	int ret;
 
@@ -403,7 +431,9 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep
 		prev = t;
 		if (end_ns && t >= end_ns)
 			break;
+		set_atomic(cl, q, wr, q->atomics);
 		ret = rex_aconn_post_send(&q->conn, wr);
+		q->atomics += ret == 0 && bench_op_atomic(cl->o.op);
 		if (ret == 0)
 			ret = wait_answer(cl, q, i, rex_aconn_send_number(&q->conn, wr->wr_id));
 		if (ret) {
@@ -421,6 +451,32 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep
 /* [lat] */
 
 /* [verify] */
+/* Atomics: after the timed region, one more atomic that changes nothing
+ * (add 0; or swap the expected value for itself) fetches the counter, which
+ * must be the number of atomics done on it. 0, or -1 when it is not. */
+static int check_counter(struct client *cl, struct qp *q)
+{
+	const volatile uint64_t *counter = (const uint64_t *)(void *)q->mem;
+	struct ibv_send_wr wr = q->wr[0];
+	int ret;
+
+	wr.next = NULL;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	set_atomic(cl, q, &wr, q->atomics);
+	wr.wr.atomic.compare_add = cl->o.op == BENCH_OP_FADD ? 0 : q->atomics;
+	wr.wr.atomic.swap = q->atomics;
+	ret = rex_aconn_post_send(&q->conn, &wr);
+	if (ret == 0)
+		ret = wait_answer(cl, q, 0, rex_aconn_send_number(&q->conn, wr.wr_id));
+	if (ret)
+		return ret;
+	if (*counter == q->atomics)
+		return 0;
+	fprintf(stderr, "client: %s: the counter is %" PRIu64 " after %" PRIu64 " %s\n",
+	        q->conn.name, (uint64_t)*counter, q->atomics, bench_op_name(cl->o.op));
+	return -1;
+}
+
 /* After the timed region: the server checks what it got, we check what we read or got back. */
 static int finish_size(struct client *cl, bool *verified)
 {
@@ -428,15 +484,21 @@ static int finish_size(struct client *cl, bool *verified)
 	uint32_t size = cl->size;
 	size_t len, off;
 	unsigned i;
-	int ret;
+	int ret, bad_counter = 0;
 
+	for (i = 0; i < o->qps && bench_op_atomic(o->op); i++) {
+		ret = check_counter(cl, &cl->qps[i]);
+		if (ret < -1)
+			return ret;
+		bad_counter |= ret;
+	}
 	for (i = 0; i < o->qps; i++)
 		if (rex_aconn_post_imm(&cl->qps[i].conn, bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
 			return -EIO;
 	ret = drive(cl, all_results, CTRL_TIMEOUT_MS, "RESULT", true);
 	if (ret)
 		return ret;
-	*verified = true;
+	*verified = bad_counter == 0;
 	for (i = 0; i < o->qps; i++) {
 		struct qp *q = &cl->qps[i];
 
@@ -448,7 +510,9 @@ static int finish_size(struct client *cl, bool *verified)
 			*verified = false;
 		}
 		len = o->op == BENCH_OP_WRITE && o->mode == BENCH_MODE_LAT ? size - 1 : size;
-		if (o->op == BENCH_OP_READ)
+		if (bench_op_atomic(o->op))
+			off = len; /* the counter, checked above */
+		else if (o->op == BENCH_OP_READ)
 			off = bench_pattern_check(q->mem, len, bench_seed(q->index, size, 1));
 		else if (o->mode == BENCH_MODE_LAT)
 			off = bench_pattern_check(q->dest, len, bench_seed(q->index, size, 0));

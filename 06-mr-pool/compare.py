@@ -42,7 +42,13 @@ PERFTEST = {
     ("write", "lat"): "ib_write_lat",
     ("send", "lat"): "ib_send_lat",
     ("read", "lat"): "ib_read_lat",
+    ("fadd", "bw"): "ib_atomic_bw",
+    ("cas", "bw"): "ib_atomic_bw",
+    ("fadd", "lat"): "ib_atomic_lat",
+    ("cas", "lat"): "ib_atomic_lat",
 }
+# perftest's atomic programs take the operation as -A, and 8 bytes only.
+ATOMIC = {"fadd": "FETCH_AND_ADD", "cas": "CMP_AND_SWAP"}
 
 # Iterations per run, by mode and size: enough for a median on Soft-RoCE,
 # few enough that a repetition takes seconds in the lab's emulated VM. The
@@ -213,8 +219,8 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     log = f"{rawdir}/{tag}"
     if tool == "perftest":
         prog = PERFTEST[(op, mode)]
-        common = [prog, "-d", dev, "-x", str(gid), "-F", "-p", str(port), "-s", str(size),
-                  "-n", str(n)]
+        common = [prog, "-d", dev, "-x", str(gid), "-F", "-p", str(port), "-n", str(n)]
+        common += ["-A", ATOMIC[op]] if op in ATOMIC else ["-s", str(size)]
         if mode == "bw":
             common += ["-t", str(args.depth), "-q", str(args.qps)]
         # perftest writes through stdio: unbuffered, its ready line shows at once.
@@ -227,7 +233,8 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
         client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
-                       "-s", str(size), "-n", str(n), "--json", json_path]
+                       "-n", str(n), "--json", json_path]
+        client_argv += [] if op in ATOMIC else ["-s", str(size)]
         if args.figures == "perftest":
             client_argv.append("--as-perftest")
         client_argv += args.ours_args.split()
@@ -325,7 +332,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--pairs", type=int, default=9,
                    help="runs of each program per point, in pairs (6 or more for a verdict)")
-    p.add_argument("--ops", default="write,send,read")
+    p.add_argument("--ops", default="write,send,read,fadd,cas")
     p.add_argument("--modes", default="bw,lat")
     p.add_argument("--bw-sizes", default="4096,65536,1048576")
     p.add_argument("--lat-sizes", default="8,4096")
@@ -355,7 +362,8 @@ def main():
         for op in args.ops.split(","):
             if (op, mode) not in PERFTEST:
                 fail(f"no perftest program for {op} {mode}")
-            for size in sizes.split(","):
+            # An atomic has one size, 8 bytes.
+            for size in (["8"] if op in ATOMIC else sizes.split(",")):
                 points.append((op, mode, int(size)))
     tools = args.tools.split(",")
     if not tools or any(t not in ("ours", "perftest") for t in tools):

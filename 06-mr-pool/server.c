@@ -61,7 +61,6 @@
 #define LISTEN_BACKLOG        64
 /* [constants] */
 
-
 static bool session_left(struct rex_aconn *c);
 static void session_released(struct rex_aconn *c);
 
@@ -80,7 +79,8 @@ static void usage(FILE *f)
 	        "  -p PORT      port (default %u)\n"
 	        "  -s MAX_SIZE  largest message a client may use, K/M suffixes (default %u);\n"
 	        "               the pool registers %u buffers of it\n"
-	        "  -o OPS       ops served, a comma list of send, write, write_imm, read, or all\n"
+	        "  -o OPS       ops served, a comma list of send, write, write_imm, read, fadd,\n"
+	        "               cas, or all\n"
 	        "               (default all); memory is registered for exactly these\n"
 	        "  -v           debug lines to stderr\n"
 	        "  -h, --help   this help\n"
@@ -135,7 +135,8 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 			ops = bench_ops_parse(optarg);
 			if (ops <= 0)
 				return bad_usage(
-				    "-o %s: not a list of send, write, write_imm, read", optarg);
+				    "-o %s: not a list of send, write, write_imm, read, fadd, cas",
+				    optarg);
 			s->ops = (unsigned)ops;
 			break;
 		case 'v':
@@ -172,10 +173,12 @@ static int pool_access(unsigned ops)
 		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	if (ops & (1u << BENCH_OP_READ))
 		access |= IBV_ACCESS_REMOTE_READ;
+	/* An atomic writes the counter it returns: local write comes with it. */
+	if (ops & (1u << BENCH_OP_FADD | 1u << BENCH_OP_CAS))
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 	return access;
 }
 /* [access] */
-
 
 static void stop_when_idle(struct server *s)
 {
@@ -280,7 +283,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 		rej = (struct bench_reject){BENCH_REJECT_SIZE, h.max_size, s->max_size};
 		goto out_reject;
 	}
-	if (h.mode == BENCH_MODE_LAT && h.op != BENCH_OP_READ && h.op != BENCH_OP_SEND &&
+	if (h.mode == BENCH_MODE_LAT && (h.op == BENCH_OP_WRITE || h.op == BENCH_OP_WRITE_IMM) &&
 	    (h.addr == 0 || h.addr + h.max_size < h.addr)) {
 		fprintf(stderr, "server: %s: bad hello: no buffer for the answers\n", peer);
 		rej.reason = BENCH_REJECT_HELLO;
@@ -332,7 +335,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	if (rex_aconn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
 	                            session_on_completions) ||
 	    rex_aconn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
-	                       ss->recv_depth))
+	                         ss->recv_depth))
 		goto out_close;
 
 	acc = (struct bench_accept){.addr = (uintptr_t)ss->mem,
@@ -340,9 +343,9 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	                            .length = s->max_size,
 	                            .recv_depth = ss->recv_depth};
 	bench_accept_encode(&acc, data);
-	/* READ: serve as many at once as the device allows; rdma_accept()
-	 * lowers it to what the client asked for. */
-	if (h.op == BENCH_OP_READ)
+	/* READ and atomics: serve as many at once as the device allows;
+	 * rdma_accept() lowers it to what the client asked for. */
+	if (h.op == BENCH_OP_READ || bench_op_atomic(h.op))
 		param.responder_resources =
 		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
 	if (rex_aconn_accept(&ss->conn, &param))
@@ -384,7 +387,8 @@ static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *
 	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		if (s->stopping) {
 			rex_cm_format_address(rdma_get_peer_addr(ev->id), peer, sizeof(peer));
-			reject(s, ev->id, peer, &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
+			reject(s, ev->id, peer,
+			       &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
 		} else {
 			on_connect_request(s, ev->id, ev);
 		}

@@ -21,7 +21,7 @@ void session_set_active(struct session *ss, bool active)
 {
 	const struct bench_hello *h = &ss->hello;
 	bool busy =
-	    active && h->op != BENCH_OP_READ &&
+	    active && h->op != BENCH_OP_READ && !bench_op_atomic(h->op) &&
 	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
 
 	if (ss->busy != busy)
@@ -34,8 +34,7 @@ void session_set_active(struct session *ss, bool active)
 /* Latency: answer a ping with the same bytes, from our buffer. */
 static int answer(struct session *ss, uint32_t len)
 {
-	struct ibv_sge sge = {
-	    .addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->buf->lkey};
+	struct ibv_sge sge = {.addr = (uintptr_t)ss->mem, .length = len, .lkey = ss->buf->lkey};
 	struct ibv_send_wr wr = {
 	    .sg_list = &sge,
 	    .num_sge = 1,
@@ -63,8 +62,8 @@ static uint32_t verify(struct session *ss)
 	const struct bench_hello *h = &ss->hello;
 	size_t len = ss->size, off;
 
-	if (h->op == BENCH_OP_READ)
-		return BENCH_RESULT_NA; /* the client checks what it read */
+	if (h->op == BENCH_OP_READ || bench_op_atomic(h->op))
+		return BENCH_RESULT_NA; /* the client checks what it read, or the counter */
 	if (h->op == BENCH_OP_WRITE && h->mode == BENCH_MODE_LAT)
 		len--; /* the last byte is the ping's tag */
 	off = bench_pattern_check(ss->mem, len, bench_seed(h->qp_index, ss->size, 0));
@@ -166,7 +165,7 @@ void session_poll(struct session *ss)
 		/* The receives taken go back in one chain. */
 		if (reposts && serving(c) &&
 		    rex_aconn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
-		                       reposts))
+		                         reposts))
 			rex_aconn_close(c, true);
 	} while (taken == REX_ACONN_WC_BATCH);
 	if (!serving(c))

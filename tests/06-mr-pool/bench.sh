@@ -10,6 +10,10 @@
 #                   (parsed by python3, every field), CSV (20 columns),
 #                   "data verified", exit 0; bw with -q 2 -Q 4, lat with -e
 #                   (not for write), send bw with -D 1 and -I 64
+#   atomic OP       fadd or cas against a server that serves atomics only
+#                   (its pool registered for remote atomics alone): bw on 2
+#                   QPs and lat (busy, and -e), the counter checked after
+#                   each run ("data verified"), JSON and CSV
 #   reject_size     a client asking for more than the server's -s: exit 1,
 #                   both sides name the size
 #   reject_op       an op the server does not serve: exit 1, named
@@ -129,6 +133,19 @@ sweep)
 		client dur 0 -o send -s 8K -D 1 -I 64 --json "$dir/dur.json" --csv "$dir/dur.csv"
 		check dur bw 1
 	fi
+	stop_server
+	;;
+atomic)
+	op=$1
+	start_server -o fadd,cas -s 8
+	client bw 0 -o "$op" -n 300 -q 2 --json "$dir/bw.json" --csv "$dir/bw.csv"
+	check bw bw 1
+	has bw "^client: $op bw, 2 QPs, depth 128, signal every 100, inline 0, busy polling$"
+	has bw '^client: data verified: the server.s counter fetched atomically, equal to the atomics done'
+	client lat 0 -o "$op" -m lat -n 200 --as-perftest --json "$dir/lat.json" --csv "$dir/lat.csv"
+	check lat lat 1
+	client late 0 -o "$op" -m lat -n 100 -e --json "$dir/late.json" --csv "$dir/late.csv"
+	check late lat 1
 	stop_server
 	;;
 reject_size)

@@ -51,10 +51,20 @@ int main(void)
 	CHECK_STR_CONTAINS(why, "version 9, expected 1");
 
 	/* Fields out of range. */
-	h.op = 4;
+	h.op = 6;
 	bench_hello_encode(&h, buf);
 	CHECK_INT_EQ(bench_hello_decode(buf, 56, &g, why, sizeof(why)), -EPROTO);
-	CHECK_STR_CONTAINS(why, "unknown op 4");
+	CHECK_STR_CONTAINS(why, "unknown op 6");
+	/* An atomic's size is 8, and nothing else. */
+	h.op = BENCH_OP_FADD;
+	bench_hello_encode(&h, buf);
+	CHECK_INT_EQ(bench_hello_decode(buf, 56, &g, why, sizeof(why)), -EPROTO);
+	CHECK_STR_CONTAINS(why, "an atomic's size is 8, not ");
+	h.max_size = BENCH_ATOMIC_SIZE;
+	h.op = BENCH_OP_CAS;
+	bench_hello_encode(&h, buf);
+	CHECK_INT_EQ(bench_hello_decode(buf, 56, &g, why, sizeof(why)), 0);
+	CHECK_INT_EQ(g.op, BENCH_OP_CAS);
 	h.op = BENCH_OP_SEND;
 	h.max_size = BENCH_MAX_SIZE + 1;
 	bench_hello_encode(&h, buf);
@@ -111,11 +121,13 @@ int main(void)
 	             BENCH_RESULT_NA);
 
 	/* Ops. */
-	CHECK_INT_EQ(bench_ops_parse("all"), 0xf);
+	CHECK_INT_EQ(bench_ops_parse("all"), 0x3f);
+	CHECK_INT_EQ(bench_ops_parse("fadd,cas"), 0x30);
 	CHECK_INT_EQ(bench_ops_parse("write,read"), 0xa);
 	CHECK_INT_EQ(bench_ops_parse("write,"), -1);
 	CHECK_INT_EQ(bench_ops_parse("atomic"), -1);
 	CHECK_STR_EQ(bench_ops_format(0xf, text, sizeof(text)), "send,write,write_imm,read");
+	CHECK_STR_EQ(bench_ops_format(0x30, text, sizeof(text)), "fadd,cas");
 
 	/* The pattern and its check; tags never 0 and never repeat at once. */
 	bench_pattern_fill(pat, sizeof(pat), 42);
