@@ -55,25 +55,76 @@ void bench_lat_summarize(double *us, size_t n, bool as_perftest, struct bench_la
 }
 /* [lat-summary] */
 
+/* [lat-hist] */
+void bench_lat_from_hist(const struct mp_hist *h, unsigned scale, struct bench_lat *out)
+{
+	double us = 1e3 * scale;
+
+	*out = (struct bench_lat){.n = (size_t)h->n,
+	                          .min = (double)h->min / us,
+	                          .max = (double)h->max / us,
+	                          .typical = (double)mp_hist_quantile(h, 0.5) / us,
+	                          .avg = mp_hist_mean(h) / us,
+	                          .stdev = mp_hist_stdev(h) / us,
+	                          .p99 = (double)mp_hist_quantile(h, 0.99) / us,
+	                          .p999 = (double)mp_hist_quantile(h, 0.999) / us};
+}
+/* [lat-hist] */
+
 void bench_print_header(FILE *f, unsigned mode)
 {
 	fprintf(f, "%s\n", mode == BENCH_MODE_BW ? BENCH_BW_HEADER : BENCH_LAT_HEADER);
 }
 
+/* The server's CPU, user + sys; "-" when it did not say. */
+static void print_server_cpu(FILE *f, const struct bench_row *r)
+{
+	if (r->srv_cpu_user_s < 0 || r->srv_cpu_sys_s < 0)
+		fprintf(f, "-\n");
+	else
+		fprintf(f, "%.3f\n", r->srv_cpu_user_s + r->srv_cpu_sys_s);
+}
+
+/* With several QPs: the slowest and the fastest, and how far apart. */
+static void print_per_qp(FILE *f, const struct bench_row *r)
+{
+	unsigned i, lo = 0, hi = 0;
+
+	if (!r->per_qp || r->qps < 2)
+		return;
+	for (i = 1; i < r->qps; i++) {
+		if (r->per_qp[i].bw_avg_mib_s < r->per_qp[lo].bw_avg_mib_s)
+			lo = i;
+		if (r->per_qp[i].bw_avg_mib_s > r->per_qp[hi].bw_avg_mib_s)
+			hi = i;
+	}
+	fprintf(f,
+	        "   per QP [MiB/sec]: slowest %.2f (QP %u, %" PRIu64 " messages), fastest %.2f (QP "
+	        "%u, %" PRIu64 " messages), spread %.1f%%\n",
+	        r->per_qp[lo].bw_avg_mib_s, lo, r->per_qp[lo].iterations,
+	        r->per_qp[hi].bw_avg_mib_s, hi, r->per_qp[hi].iterations,
+	        r->per_qp[lo].bw_avg_mib_s > 0
+	            ? 100.0 * (r->per_qp[hi].bw_avg_mib_s / r->per_qp[lo].bw_avg_mib_s - 1)
+	            : 0.0);
+}
+
 void bench_print_row(FILE *f, const struct bench_row *r)
 {
 	if (r->mode == BENCH_MODE_BW)
-		fprintf(
-		    f, " %-7" PRIu64 "  %-11" PRIu64 "  %-16.2f  %-19.2f  %-13.6f  %-11.3f  %.3f\n",
-		    r->bytes, r->iterations, r->bw_peak_mib_s, r->bw_avg_mib_s, r->msg_rate_mpps,
-		    r->cpu_user_s, r->cpu_sys_s);
+		fprintf(f,
+		        " %-7" PRIu64 "  %-11" PRIu64
+		        "  %-16.2f  %-19.2f  %-13.6f  %-11.3f  %-10.3f  ",
+		        r->bytes, r->iterations, r->bw_peak_mib_s, r->bw_avg_mib_s,
+		        r->msg_rate_mpps, r->cpu_user_s, r->cpu_sys_s);
 	else
 		fprintf(f,
 		        " %-7" PRIu64 "  %-11" PRIu64
 		        "  %-11.2f  %-11.2f  %-15.2f  %-11.2f  %-13.2f  "
-		        "%-20.2f  %-22.2f  %-11.3f  %.3f\n",
+		        "%-20.2f  %-22.2f  %-11.3f  %-10.3f  ",
 		        r->bytes, r->iterations, r->lat.min, r->lat.max, r->lat.typical, r->lat.avg,
 		        r->lat.stdev, r->lat.p99, r->lat.p999, r->cpu_user_s, r->cpu_sys_s);
+	print_server_cpu(f, r);
+	print_per_qp(f, r);
 }
 
 void bench_csv_row(FILE *f, const struct bench_row *r)
@@ -86,14 +137,19 @@ void bench_csv_row(FILE *f, const struct bench_row *r)
 	else
 		fprintf(f, ",,,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", r->lat.min, r->lat.max,
 		        r->lat.typical, r->lat.avg, r->lat.stdev, r->lat.p99, r->lat.p999);
-	fprintf(f, "%.6f,%.6f,%.6f,%s\n", r->cpu_user_s, r->cpu_sys_s, r->seconds,
+	fprintf(f, "%.6f,%.6f,%.6f,%s,", r->cpu_user_s, r->cpu_sys_s, r->seconds,
 	        r->verified ? "true" : "false");
+	if (r->srv_cpu_user_s < 0 || r->srv_cpu_sys_s < 0)
+		fprintf(f, ",\n");
+	else
+		fprintf(f, "%.6f,%.6f\n", r->srv_cpu_user_s, r->srv_cpu_sys_s);
 }
 
 /* [json] */
 int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_row *rows, size_t n)
 {
 	size_t i;
+	unsigned q;
 
 	/* Names and values are ours (no quotes or backslashes in them), so
 	 * no escaping is needed; every key is quoted, every number finite. */
@@ -121,10 +177,30 @@ int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_ro
 			        "\"t_p999_us\": %.3f, ",
 			        r->lat.min, r->lat.max, r->lat.typical, r->lat.avg, r->lat.stdev,
 			        r->lat.p99, r->lat.p999);
-		fprintf(f,
-		        "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"seconds\": %.6f, "
-		        "\"verified\": %s}",
-		        r->cpu_user_s, r->cpu_sys_s, r->seconds, r->verified ? "true" : "false");
+		fprintf(f, "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, ", r->cpu_user_s,
+		        r->cpu_sys_s);
+		if (r->srv_cpu_user_s < 0 || r->srv_cpu_sys_s < 0)
+			fprintf(f, "\"srv_cpu_user_s\": null, \"srv_cpu_sys_s\": null, ");
+		else
+			fprintf(f, "\"srv_cpu_user_s\": %.6f, \"srv_cpu_sys_s\": %.6f, ",
+			        r->srv_cpu_user_s, r->srv_cpu_sys_s);
+		if (r->hist) {
+			fprintf(f, "\"histogram\": ");
+			mp_hist_json(f, r->hist, r->hist_scale);
+			fprintf(f, ", ");
+		}
+		if (r->per_qp) {
+			fprintf(f, "\"per_qp\": [");
+			for (q = 0; q < r->qps; q++)
+				fprintf(f,
+				        "%s{\"qp\": %u, \"iterations\": %" PRIu64
+				        ", \"seconds\": %.6f, \"bw_avg_mib_s\": %.3f}",
+				        q ? ", " : "", q, r->per_qp[q].iterations,
+				        r->per_qp[q].seconds, r->per_qp[q].bw_avg_mib_s);
+			fprintf(f, "], ");
+		}
+		fprintf(f, "\"seconds\": %.6f, \"verified\": %s}", r->seconds,
+		        r->verified ? "true" : "false");
 	}
 	fprintf(f, "\n]}\n");
 	return ferror(f) ? -EIO : 0;

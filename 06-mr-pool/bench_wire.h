@@ -21,6 +21,8 @@
  *   START(size) c->s   a run of messages of this size begins
  *   READY       s->c   the server is set up for it (READ: its pattern is in place)
  *   DONE        c->s   the run is over: check what arrived
+ *   CPU_USER(us) s->c  the server's user CPU from START to DONE, in us
+ *   CPU_SYS(us)  s->c  and its system CPU (both BENCH_CPU_UNKNOWN if not known)
  *   RESULT(v)   s->c   0 verified, BENCH_RESULT_NA nothing to check (READ),
  *                      else 1 + the first offset that differs
  *   DATA        both   the immediate of a WRITE WITH IMM of the benchmark
@@ -34,7 +36,7 @@
 #include <stdint.h>
 
 #define BENCH_MAGIC   0x52584236u /* "RXB6" */
-#define BENCH_VERSION 1
+#define BENCH_VERSION 2 /* 2: the server's CPU before its RESULT */
 
 /* The operations. Their order is the bit order of the server's -o mask. */
 enum bench_op {
@@ -106,9 +108,14 @@ enum bench_ctrl {
 	BENCH_CTRL_DONE = 3,
 	BENCH_CTRL_RESULT = 4,
 	BENCH_CTRL_DATA = 5,
+	BENCH_CTRL_CPU_USER = 6,
+	BENCH_CTRL_CPU_SYS = 7,
 };
 #define BENCH_CTRL_VALUE_MAX 0x0fffffffu
 #define BENCH_RESULT_NA      BENCH_CTRL_VALUE_MAX
+/* A CPU time in us travels in 28 bits: up to 268 s; above, or not
+ * measured, it is sent as this. */
+#define BENCH_CPU_UNKNOWN BENCH_CTRL_VALUE_MAX
 
 /* The immediate for type and value, in host order (post it with htonl()). */
 static inline uint32_t bench_ctrl_imm(enum bench_ctrl type, uint32_t value)

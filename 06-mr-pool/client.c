@@ -125,27 +125,39 @@ static int write_outputs(struct client *cl)
 
 static int allocate_samples(struct client *cl)
 {
+	const struct options *o = &cl->o;
 	time_t now = time(NULL);
 	struct tm tm;
 
 	strftime(cl->date, sizeof(cl->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	if (cl->o.mode != BENCH_MODE_LAT) {
+	if (o->mode != BENCH_MODE_LAT) {
 		cl->marks = calloc(MAX_MARKS, sizeof(*cl->marks));
-		if (!cl->marks) {
-			rex_report_errno("calloc", ENOMEM);
-			return -ENOMEM;
-		}
+		if (o->qps > 1)
+			cl->per_qp = calloc((size_t)MAX_ROWS * o->qps, sizeof(*cl->per_qp));
+		if (!cl->marks || (o->qps > 1 && !cl->per_qp))
+			goto out_nomem;
 		return 0;
 	}
-	cl->max_samples = cl->o.duration > 0          ? MAX_SAMPLES
-	                  : cl->o.iters < MAX_SAMPLES ? cl->o.iters
-	                                              : MAX_SAMPLES;
-	cl->samples = calloc(cl->max_samples, sizeof(*cl->samples));
-	if (!cl->samples) {
-		rex_report_errno("calloc", ENOMEM);
-		return -ENOMEM;
+	/* By count: every sample (and a histogram); by duration: the histogram alone. */
+	cl->max_samples = o->duration > 0 ? 0 : o->iters < MAX_SAMPLES ? o->iters : MAX_SAMPLES;
+	if (cl->max_samples) {
+		cl->samples = calloc(cl->max_samples, sizeof(*cl->samples));
+		if (!cl->samples)
+			goto out_nomem;
 	}
+	cl->hists = calloc(MAX_ROWS, sizeof(*cl->hists));
+	if (!cl->hists)
+		goto out_nomem;
 	return 0;
+out_nomem:
+	rex_report_errno("calloc", ENOMEM);
+	free(cl->marks);
+	free(cl->per_qp);
+	free(cl->samples);
+	cl->marks = NULL;
+	cl->per_qp = NULL;
+	cl->samples = NULL;
+	return -ENOMEM;
 }
 
 /* [main] */

@@ -7,6 +7,7 @@
  *   client_options.c  the command line, perftest's flags
  *   client_conn.c     connections: set up, driven, torn down (common/rex_aconn)
  *   client_runs.c     a size's runs: bandwidth, latency, the data checked
+ *   client_figures.c  BW peak, the per-QP figures, the CPU of both sides
  */
 #ifndef BENCH_CLIENT_H
 #define BENCH_CLIENT_H
@@ -98,8 +99,10 @@ struct qp {
 	uint64_t posted, done, target; /* data work requests of this run */
 	uint64_t answers;              /* latency answers received in this size's runs */
 	uint64_t atomics;              /* atomics posted on the server's counter since START */
+	uint64_t end_ns;               /* when its last message of the run completed */
 	bool ready, result_in, released;
 	uint32_t result;
+	uint32_t srv_cpu[2]; /* CPU_USER, CPU_SYS of this size's run (BENCH_CPU_UNKNOWN: none) */
 };
 
 enum phase { PHASE_CONTROL, PHASE_BW };
@@ -118,8 +121,10 @@ struct client {
 	uint64_t bytes_done; /* of the run, all QPs */
 	uint64_t pings;      /* latency pings of this size, warm-up included: the tags */
 	bool progress;       /* a batch of completions since last looked */
-	double *samples;
+	double *samples; /* -n latency: every sample, for exact figures */
 	size_t max_samples;
+	struct mp_hist *hists;  /* latency: a histogram per row (all of -D's samples) */
+	struct bench_qp *per_qp; /* bandwidth with several QPs: qps per row */
 	struct bw_mark *marks; /* bandwidth: progress over the timed run, for BW peak */
 	size_t nmarks, mark_stride, mark_skip;
 	/* --as-perftest's BW peak: when each message was posted, and when each
@@ -176,5 +181,15 @@ int release_everything(struct client *cl);
 void qp_step(struct qp *q);
 void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
 int run_size(struct client *cl, uint32_t size, struct bench_row *row);
+
+/* client_figures.c */
+void mark(struct client *cl, uint64_t t);
+double peak_rate(const struct client *cl);
+double peak_rate_perftest(const struct client *cl);
+int start_stamps(struct client *cl, uint64_t msgs);
+void stop_stamps(struct client *cl);
+double cpu_seconds(const struct timeval *tv);
+const struct bench_qp *fill_per_qp(const struct client *cl, uint64_t t0, struct bench_qp *out);
+void server_cpu(const struct client *cl, struct bench_row *row);
 
 #endif /* BENCH_CLIENT_H */

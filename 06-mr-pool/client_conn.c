@@ -339,6 +339,8 @@ int release_everything(struct client *cl)
 	}
 	free(cl->qps);
 	free(cl->samples);
+	free(cl->hists);
+	free(cl->per_qp);
 	free(cl->marks);
 	if (cl->server)
 		freeaddrinfo(cl->server);

@@ -91,6 +91,14 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 			q->result_in = true;
 			return;
 		}
+		/* The server's CPU comes just before its RESULT. */
+		if ((bench_ctrl_type(imm) == BENCH_CTRL_CPU_USER ||
+		     bench_ctrl_type(imm) == BENCH_CTRL_CPU_SYS) &&
+		    q->ready && !q->result_in) {
+			q->srv_cpu[bench_ctrl_type(imm) - BENCH_CTRL_CPU_USER] =
+			    bench_ctrl_value(imm);
+			return;
+		}
 	} else if (lat && cl->o.op == BENCH_OP_SEND && wc->byte_len == cl->size) {
 		q->answers++;
 		return;
@@ -136,6 +144,8 @@ void qp_step(struct qp *q)
 			cl->done_ns[cl->ndone] = now_ns();
 			cl->done_msgs[cl->ndone++] = cl->bytes_done / cl->size;
 		}
+		if (q->done == q->target && cl->o.qps > 1)
+			q->end_ns = now_ns(); /* its own end, for the per-QP figures */
 	}
 	if (refill(q))
 		goto out_close;
@@ -191,6 +201,7 @@ static int start_size(struct client *cl, uint32_t size)
 			memset(q->dest, 0, size);
 		q->ready = q->result_in = false;
 		q->answers = q->atomics = 0;
+		q->srv_cpu[0] = q->srv_cpu[1] = BENCH_CPU_UNKNOWN;
 		if (rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
 			return -EIO;
 	}
@@ -210,75 +221,6 @@ static int look_at_loop(struct client *cl)
 	return 0;
 }
 
-/* [bw-peak] */
-/* Note the bytes completed at time \p t (see struct bw_mark). */
-static void mark(struct client *cl, uint64_t t)
-{
-	size_t i;
-
-	if (cl->mark_skip++ % cl->mark_stride)
-		return;
-	if (cl->nmarks == MAX_MARKS) {
-		for (i = 0; i < MAX_MARKS / 2; i++)
-			cl->marks[i] = cl->marks[2 * i];
-		cl->nmarks = MAX_MARKS / 2;
-		cl->mark_stride *= 2;
-	}
-	cl->marks[cl->nmarks++] = (struct bw_mark){.t = t, .bytes = cl->bytes_done};
-}
-
-/* BW peak, after the run: the best rate over any stretch between two marks
- * that carries at least 1/PEAK_SHARE of the run's bytes and lasts at least
- * 1/PEAK_SHARE of its time (two pointers over the marks, whose bytes and
- * times only grow). The time matters for small messages: there 1/16 of the
- * bytes can be one signalled completion, and two of those polled a moment
- * apart made a "peak" hundreds of times the average. Never below the
- * average. In bytes/s. */
-static double peak_rate(const struct client *cl)
-{
-	const struct bw_mark *m = cl->marks;
-	size_t i, j = 0, n = cl->nmarks;
-	uint64_t want, span;
-	double best = 0, rate;
-
-	if (n < 2 || m[n - 1].t == m[0].t)
-		return 0;
-	want = (m[n - 1].bytes - m[0].bytes) / PEAK_SHARE;
-	span = (m[n - 1].t - m[0].t) / PEAK_SHARE;
-	for (i = 0; i < n; i++) {
-		if (j < i)
-			j = i;
-		while (j < n && (m[j].bytes - m[i].bytes < want || m[j].t - m[i].t < span))
-			j++;
-		if (j == n)
-			break;
-		if (m[j].t > m[i].t) {
-			rate = (double)(m[j].bytes - m[i].bytes) * 1e9 / (double)(m[j].t - m[i].t);
-			best = rate > best ? rate : best;
-		}
-	}
-	return best;
-}
-/* [bw-peak] */
-
-/* BW peak as perftest computes it (print_report_bw): the shortest time per
- * message over any stretch from a post to a later signalled completion, in
- * whole ns (perftest: whole cycles). In bytes/s; 0 when not stamped. */
-static double peak_rate_perftest(const struct client *cl)
-{
-	uint64_t best = UINT64_MAX, per;
-	size_t i, j;
-
-	for (i = 0; i < cl->nposts; i++)
-		for (j = 0; j < cl->ndone; j++) {
-			if (cl->done_msgs[j] < i + 1 || cl->done_ns[j] < cl->post_ns[i])
-				continue;
-			per = (cl->done_ns[j] - cl->post_ns[i]) / (cl->done_msgs[j] - i);
-			best = per < best ? per : best;
-		}
-	return best == UINT64_MAX || best == 0 ? 0 : (double)cl->size * 1e9 / (double)best;
-}
-
 /* [bw] */
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
 static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
@@ -296,7 +238,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 		struct qp *q = &cl->qps[i];
 
 		q->base = q->conn.sq_posted;
-		q->posted = q->done = 0;
+		q->posted = q->done = q->end_ns = 0;
 		q->target = count ? count : UINT64_MAX;
 	}
 	cl->phase = PHASE_BW;
@@ -361,6 +303,12 @@ out_broken:
 }
 /* [bw] */
 
+/* Latency: READ and atomics report the round trip, the others half of it. */
+static unsigned lat_scale(unsigned op)
+{
+	return op == BENCH_OP_READ || bench_op_atomic(op) ? 1 : 2;
+}
+
 /* [lat] */
 /* Wait for ping \p i's own completion (\p seq), then for its answer, as
  * perftest does: busy, or through the loop with -e. */
@@ -403,31 +351,35 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 }
 
 /*
- * \p count ping-pongs (0: until \p end_ns); the times in cl->samples when
- * \p keep. As perftest: a sample runs from one ping's post to the next, so it
- * holds the ping's own completion, its answer and the loop around them; N
- * pings give N - 1 samples.
+ * \p count ping-pongs (0: until \p end_ns). As perftest: a sample runs from
+ * one ping's post to the next, so it holds the ping's own completion, its
+ * answer and the loop around them; N pings give N - 1 samples. With \p hist
+ * (the timed run) every sample is counted there, and kept in cl->samples
+ * while there is room (by count: all of them).
  */
-static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, bool keep, size_t *kept)
+static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp_hist *hist,
+                   size_t *kept)
 {
 	struct qp *q = &cl->qps[0];
 	uint8_t *tag = q->mem + cl->size - 1;
 	struct ibv_send_wr *wr = &q->wr[0];
-	/* As perftest: READ and atomics the round trip, the others half of it. */
-	double unit = cl->o.op == BENCH_OP_READ || bench_op_atomic(cl->o.op) ? 1e3 : 2e3;
+	double unit = 1e3 * lat_scale(cl->o.op);
 	uint64_t i, n, t, prev = 0, looked = now_ns();
 	int ret;
 
 	*kept = 0;
 	wr->next = NULL;
 	wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
-	for (n = 0; count ? n < count : *kept < cl->max_samples; n++) {
+	for (n = 0; !count || n < count; n++) {
 		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
 		if (cl->o.op == BENCH_OP_WRITE)
 			*tag = bench_tag(i);
 		t = now_ns();
-		if (keep && n > 0)
-			cl->samples[(*kept)++] = (double)(t - prev) / unit;
+		if (hist && n > 0) {
+			mp_hist_add(hist, t - prev);
+			if (*kept < cl->max_samples)
+				cl->samples[(*kept)++] = (double)(t - prev) / unit;
+		}
 		prev = t;
 		if (end_ns && t >= end_ns)
 			break;
@@ -529,11 +481,6 @@ static int finish_size(struct client *cl, bool *verified)
 }
 /* [verify] */
 
-static double cpu_seconds(const struct timeval *tv)
-{
-	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
-}
-
 /* Busy polling: while a size runs, the CQs raise no events (an armed CQ
  * makes the device signal the completion channel for a completion we poll
  * anyway: on Soft-RoCE, kernel work on the CPU that is also the NIC). After
@@ -555,31 +502,6 @@ static void set_busy_polled(struct client *cl, bool busy)
 	}
 }
 
-static void stop_stamps(struct client *cl)
-{
-	free(cl->post_ns);
-	free(cl->done_ns);
-	free(cl->done_msgs);
-	cl->post_ns = cl->done_ns = cl->done_msgs = NULL;
-	cl->stamp_cap = 0;
-}
-
-/* --as-perftest: room for \p msgs stamps of posts and of completions. */
-static int start_stamps(struct client *cl, uint64_t msgs)
-{
-	cl->post_ns = calloc(msgs, sizeof(*cl->post_ns));
-	cl->done_ns = calloc(msgs, sizeof(*cl->done_ns));
-	cl->done_msgs = calloc(msgs, sizeof(*cl->done_msgs));
-	if (!cl->post_ns || !cl->done_ns || !cl->done_msgs) {
-		rex_report_errno("calloc", ENOMEM);
-		stop_stamps(cl);
-		return -ENOMEM;
-	}
-	cl->stamp_cap = msgs;
-	cl->nposts = cl->ndone = 0;
-	return 0;
-}
-
 /* [run-size] */
 int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 {
@@ -590,6 +512,8 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	size_t kept = 0;
 	uint64_t n = o->duration > 0 ? 0 : o->iters;
 	uint64_t warmup = o->warmup;
+	struct mp_hist *hist = cl->hists ? &cl->hists[cl->nrows] : NULL;
+	struct bench_qp *per_qp = cl->per_qp ? &cl->per_qp[cl->nrows * o->qps] : NULL;
 	int ret;
 
 	ret = start_size(cl, size);
@@ -600,7 +524,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	/* Warm-up: the same path, untimed. */
 	if (warmup)
 		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, warmup, 0, &peak)
-		                               : run_lat(cl, warmup, 0, false, &kept);
+		                               : run_lat(cl, warmup, 0, NULL, &kept);
 	if (ret)
 		goto out_events;
 	/* --as-perftest's BW peak: stamps of the timed run, when perftest
@@ -613,8 +537,10 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	t0 = now_ns();
 	if (o->duration > 0)
 		end = t0 + (uint64_t)(o->duration * 1e9);
+	if (hist)
+		mp_hist_reset(hist);
 	ret =
-	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, true, &kept);
+	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, hist, &kept);
 	/* Bandwidth: the region ends at the last completion, before BW peak
 	 * is computed; latency: after the last sample. */
 	t1 = o->mode == BENCH_MODE_BW && ret == 0 ? cl->end_ns : now_ns();
@@ -640,10 +566,20 @@ out_events:
 		                         ? peak / (1 << 20)
 		                         : row->bw_avg_mib_s;
 		row->msg_rate_mpps = msgs / row->seconds / 1e6;
+		if (per_qp)
+			row->per_qp = fill_per_qp(cl, t0, per_qp);
 	} else {
-		row->iterations = kept;
-		bench_lat_summarize(cl->samples, kept, o->as_perftest, &row->lat);
+		/* By count, exact; by duration, from the histogram. */
+		if (o->duration > 0)
+			bench_lat_from_hist(hist, lat_scale(o->op), &row->lat);
+		else
+			bench_lat_summarize(cl->samples, kept, o->as_perftest, &row->lat);
+		row->iterations = o->duration > 0 ? row->lat.n : kept;
+		row->hist = hist;
+		row->hist_scale = lat_scale(o->op);
 	}
-	return finish_size(cl, &row->verified);
+	ret = finish_size(cl, &row->verified);
+	server_cpu(cl, row);
+	return ret;
 }
 /* [run-size] */

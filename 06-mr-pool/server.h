@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "bench_wire.h"
 #include "rex_aconn.h"
@@ -32,6 +33,7 @@ struct session {
 	bool busy;   /* and the server busy-polls it */
 	uint32_t size;
 	uint64_t echo; /* latency answers in this run */
+	struct rusage start_usage; /* the process's CPU at the run's START */
 	uint64_t messages, runs, bad_runs;
 	struct session *prev, *next;
 };

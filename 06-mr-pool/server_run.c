@@ -76,6 +76,33 @@ static uint32_t verify(struct session *ss)
 }
 /* [verify] */
 
+/* [cpu] */
+/* The process's CPU in us from the run's START to now, for the CPU_*
+ * messages; BENCH_CPU_UNKNOWN past 28 bits. With other clients served at
+ * the same time, their work counts in it too. */
+static uint32_t cpu_us(const struct timeval *t0, const struct timeval *t1)
+{
+	int64_t us = ((int64_t)t1->tv_sec - t0->tv_sec) * 1000000 + (t1->tv_usec - t0->tv_usec);
+
+	return us < 0 || us >= BENCH_CPU_UNKNOWN ? BENCH_CPU_UNKNOWN : (uint32_t)us;
+}
+
+static int send_cpu(struct session *ss)
+{
+	const struct rusage *t0 = &ss->start_usage;
+	struct rusage now;
+	uint32_t user = BENCH_CPU_UNKNOWN, sys = BENCH_CPU_UNKNOWN;
+
+	if (t0->ru_utime.tv_sec >= 0 && getrusage(RUSAGE_SELF, &now) == 0) {
+		user = cpu_us(&t0->ru_utime, &now.ru_utime);
+		sys = cpu_us(&t0->ru_stime, &now.ru_stime);
+	}
+	if (rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_CPU_USER, user)))
+		return -EIO;
+	return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_CPU_SYS, sys));
+}
+/* [cpu] */
+
 /* [control] */
 static int control(struct session *ss, uint32_t imm)
 {
@@ -95,6 +122,8 @@ static int control(struct session *ss, uint32_t imm)
 		else
 			memset(ss->mem, 0, value);
 		session_set_active(ss, true);
+		if (getrusage(RUSAGE_SELF, &ss->start_usage))
+			ss->start_usage.ru_utime.tv_sec = -1; /* known as not known */
 		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
 	case BENCH_CTRL_DONE:
 		if (!ss->active)
@@ -102,6 +131,8 @@ static int control(struct session *ss, uint32_t imm)
 		session_set_active(ss, false);
 		ss->runs++;
 		ss->server->runs++;
+		if (send_cpu(ss))
+			return -EIO;
 		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
 	default:
 		break;

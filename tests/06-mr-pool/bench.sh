@@ -7,9 +7,12 @@
 #   bench.sh BIN_DIR PORT SCENARIO [ARGS...]
 #
 #   sweep OP        bw and lat short sweeps of OP: table shape, rows, JSON
-#                   (parsed by python3, every field), CSV (20 columns),
-#                   "data verified", exit 0; bw with -q 2 -Q 4, lat with -e
-#                   (not for write), send bw with -D 1 and -I 64
+#                   (parsed by python3, every field), CSV (22 columns),
+#                   "data verified", the server's CPU in every row, exit 0;
+#                   bw with -q 2 -Q 4 (a per-QP line under each row, the
+#                   QPs' messages adding up), lat with -e (not for write);
+#                   for send also bw with -D 1 and -I 64, and lat with -D 1
+#                   (its figures from a histogram of every sample)
 #   atomic OP       fadd or cas against a server that serves atomics only
 #                   (its pool registered for remote atomics alone): bw on 2
 #                   QPs and lat (busy, and -e), the counter checked after
@@ -83,9 +86,9 @@ has() { grep -qE -- "$2" "$dir/$1.out" || fail "$1: no line matching: $2"; }
 check() {
 	local name=$1 mode=$2 rows=$3
 	if [ "$mode" = bw ]; then
-		has "$name" '^ #bytes  #iterations  BW peak\[MiB/sec\]  BW average\[MiB/sec\]  MsgRate\[Mpps\]  CPU user\[s\]  CPU sys\[s\]$'
+		has "$name" '^ #bytes  #iterations  BW peak\[MiB/sec\]  BW average\[MiB/sec\]  MsgRate\[Mpps\]  CPU user\[s\]  CPU sys\[s\]  Server CPU\[s\]$'
 	else
-		has "$name" '^ #bytes  #iterations  t_min\[usec\]  t_max\[usec\]  t_typical\[usec\]  t_avg\[usec\]  t_stdev\[usec\]  99% percentile\[usec\]  99\.9% percentile\[usec\]  CPU user\[s\]  CPU sys\[s\]$'
+		has "$name" '^ #bytes  #iterations  t_min\[usec\]  t_max\[usec\]  t_typical\[usec\]  t_avg\[usec\]  t_stdev\[usec\]  99% percentile\[usec\]  99\.9% percentile\[usec\]  CPU user\[s\]  CPU sys\[s\]  Server CPU\[s\]$'
 	fi
 	n=$(grep -cE '^ [0-9]+ +[0-9]+( +[0-9]+\.[0-9]+)+$' "$dir/$name.out")
 	[ "$n" -eq "$rows" ] || fail "$name: $n rows of numbers, expected $rows"
@@ -97,7 +100,8 @@ doc = json.load(open(sys.argv[1]))
 mode, rows = sys.argv[3], int(sys.argv[4])
 top = ["program", "date", "device", "op", "mode", "qps", "depth", "signal_every", "inline",
        "polling", "results"]
-common = ["bytes", "iterations", "cpu_user_s", "cpu_sys_s", "seconds", "verified"]
+common = ["bytes", "iterations", "cpu_user_s", "cpu_sys_s", "srv_cpu_user_s", "srv_cpu_sys_s",
+          "seconds", "verified"]
 own = (["bw_peak_mib_s", "bw_avg_mib_s", "msg_rate_mpps"] if mode == "bw" else
        ["t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "t_p99_us", "t_p999_us"])
 assert all(k in doc for k in top), [k for k in top if k not in doc]
@@ -106,11 +110,23 @@ for r in doc["results"]:
     missing = [k for k in common + own if k not in r]
     assert not missing, missing
     assert r["verified"] is True and r["iterations"] > 0
+    assert r["srv_cpu_user_s"] >= 0 and r["srv_cpu_sys_s"] >= 0, r
+    if mode == "lat":
+        # Every timed sample in the histogram; by duration, all the row has.
+        h = r["histogram"]
+        n = sum(b[2] for b in h["buckets"])
+        assert n == h["n"] and n >= r["iterations"] > 0, (n, h["n"], r["iterations"])
+        assert all(lo <= hi for lo, hi, _ in h["buckets"]) and h["scale"] in (1, 2)
+        assert h["min"] <= r["t_min_us"] * 1e3 * h["scale"] + 1
+    if doc["qps"] > 1:
+        per = r["per_qp"]
+        assert len(per) == doc["qps"], per
+        assert all(q["iterations"] == r["iterations"] and q["bw_avg_mib_s"] > 0 for q in per), per
 lines = list(csv.reader(open(sys.argv[2])))
 assert ",".join(lines[0]) == ("op,mode,bytes,iterations,qps,depth,bw_peak_mib_s,bw_avg_mib_s,"
     "msg_rate_mpps,t_min_us,t_max_us,t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,"
-    "cpu_user_s,cpu_sys_s,seconds,verified"), lines[0]
-assert len(lines) == rows + 1 and all(len(l) == 20 for l in lines)
+    "cpu_user_s,cpu_sys_s,seconds,verified,srv_cpu_user_s,srv_cpu_sys_s"), lines[0]
+assert len(lines) == rows + 1 and all(len(l) == 22 for l in lines)
 for l in lines[1:]:
     row = dict(zip(lines[0], l))
     assert row["mode"] == mode and row["verified"] == "true"
@@ -125,6 +141,8 @@ sweep)
 	client bw 0 -o "$op" -a --max-size 1K -n 200 -q 2 -Q 4 --json "$dir/bw.json" --csv "$dir/bw.csv"
 	check bw bw 10
 	has bw "^client: $op bw, 2 QPs, depth 128, signal every 4, inline 0, busy polling$"
+	n=$(grep -cE '^   per QP \[MiB/sec\]: slowest [0-9.]+ \(QP [01], 200 messages\), fastest [0-9.]+ \(QP [01], 200 messages\), spread [0-9.]+%$' "$dir/bw.out")
+	[ "$n" -eq 10 ] || fail "bw: $n per-QP lines, expected 10"
 	events=-e
 	[ "$op" = write ] && events=
 	client lat 0 -o "$op" -m lat -a --max-size 64 -n 100 $events --json "$dir/lat.json" --csv "$dir/lat.csv"
@@ -132,6 +150,8 @@ sweep)
 	if [ "$op" = send ]; then
 		client dur 0 -o send -s 8K -D 1 -I 64 --json "$dir/dur.json" --csv "$dir/dur.csv"
 		check dur bw 1
+		client durlat 0 -o send -m lat -s 64 -D 1 --json "$dir/durlat.json" --csv "$dir/durlat.csv"
+		check durlat lat 1
 	fi
 	stop_server
 	;;

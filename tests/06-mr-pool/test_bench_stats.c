@@ -40,13 +40,21 @@ int main(void)
 	                       .cpu_user_s = 1.5,
 	                       .cpu_sys_s = 0.25,
 	                       .seconds = 4.6,
+	                       .srv_cpu_user_s = 0.5,
+	                       .srv_cpu_sys_s = 0.125,
 	                       .verified = true};
 	struct bench_row lr = {.op = BENCH_OP_READ,
 	                       .mode = BENCH_MODE_LAT,
 	                       .bytes = 2,
 	                       .iterations = 1000,
 	                       .qps = 1,
-	                       .depth = 1};
+	                       .depth = 1,
+	                       .srv_cpu_user_s = -1,
+	                       .srv_cpu_sys_s = -1};
+	struct bench_qp qps[3] = {{.iterations = 900, .seconds = 2, .bw_avg_mib_s = 28.125},
+	                          {.iterations = 1000, .seconds = 2, .bw_avg_mib_s = 31.25},
+	                          {.iterations = 1000, .seconds = 1.9, .bw_avg_mib_s = 32.5}};
+	struct mp_hist *hist = calloc(1, sizeof(*hist));
 	struct bench_run run = {.program = "06-mr-pool-client",
 	                        .device = "rxe0",
 	                        .date = "2026-01-01T00:00:00Z",
@@ -55,7 +63,7 @@ int main(void)
 	                        .qps = 1,
 	                        .depth = 128,
 	                        .signal_every = 100};
-	char doc[2048], *line;
+	char doc[4096], *line;
 	FILE *f;
 	int i;
 
@@ -111,7 +119,15 @@ int main(void)
 	/* The table. */
 	line = render(bench_print_row, &bw);
 	CHECK_STR_CONTAINS(line, " 65536    5000         70.50             68.25                "
-	                         "0.001092       1.500        0.250");
+	                         "0.001092       1.500        0.250       0.625\n");
+	/* Several QPs: their spread on a line of its own, under the row. */
+	bw.qps = 3;
+	bw.per_qp = qps;
+	line = render(bench_print_row, &bw);
+	CHECK_STR_CONTAINS(line, "0.625\n   per QP [MiB/sec]: slowest 28.12 (QP 0, 900 messages), "
+	                         "fastest 32.50 (QP 2, 1000 messages), spread 15.6%\n");
+	bw.qps = 1;
+	bw.per_qp = NULL;
 	lr.lat = (struct bench_lat){.n = 998,
 	                            .min = 11.5,
 	                            .max = 40,
@@ -123,14 +139,15 @@ int main(void)
 	line = render(bench_print_row, &lr);
 	CHECK_STR_CONTAINS(line, " 2        1000         11.50        40.00        12.25");
 	CHECK_STR_CONTAINS(line, "0.75");
+	CHECK_STR_CONTAINS(line, "0.000       -\n"); /* the server's CPU not known */
 
-	/* CSV: 20 fields, the other mode's empty. */
+	/* CSV: 22 fields, the other mode's empty, an unknown server CPU too. */
 	line = render(bench_csv_row, &bw);
 	CHECK_STR_EQ(line, "write,bw,65536,5000,1,128,70.500,68.250,0.001092,,,,,,,,1.500000,"
-	                   "0.250000,4.600000,true\n");
+	                   "0.250000,4.600000,true,0.500000,0.125000\n");
 	line = render(bench_csv_row, &lr);
 	CHECK_STR_EQ(line, "read,lat,2,1000,1,1,,,,11.500,40.000,12.250,12.500,0.750,20.000,"
-	                   "35.000,0.000000,0.000000,0.000000,false\n");
+	                   "35.000,0.000000,0.000000,0.000000,false,,\n");
 
 	/* JSON: quoted keys, every field. */
 	f = fmemopen(doc, sizeof(doc), "w");
@@ -144,8 +161,45 @@ int main(void)
 	CHECK_STR_CONTAINS(doc,
 	                   "{\"bytes\": 65536, \"iterations\": 5000, \"bw_peak_mib_s\": 70.500, "
 	                   "\"bw_avg_mib_s\": 68.250, \"msg_rate_mpps\": 0.001092, "
-	                   "\"cpu_user_s\": 1.500000, \"cpu_sys_s\": 0.250000, \"seconds\": "
-	                   "4.600000, \"verified\": true}");
+	                   "\"cpu_user_s\": 1.500000, \"cpu_sys_s\": 0.250000, "
+	                   "\"srv_cpu_user_s\": 0.500000, \"srv_cpu_sys_s\": 0.125000, "
+	                   "\"seconds\": 4.600000, \"verified\": true}");
 	CHECK_STR_CONTAINS(doc, "\n]}\n");
+
+	/* JSON with per-QP figures, and a latency row with its histogram
+	 * (half round trips: scale 2) and no server CPU. */
+	bw.qps = 3;
+	bw.per_qp = qps;
+	f = fmemopen(doc, sizeof(doc), "w");
+	CHECK_INT_EQ(bench_json_write(f, &run, &bw, 1), 0);
+	fclose(f);
+	CHECK_STR_CONTAINS(doc, "\"per_qp\": [{\"qp\": 0, \"iterations\": 900, \"seconds\": "
+	                        "2.000000, \"bw_avg_mib_s\": 28.125}, {\"qp\": 1, ");
+	CHECK_STR_CONTAINS(doc, "{\"qp\": 2, \"iterations\": 1000, \"seconds\": 1.900000, "
+	                        "\"bw_avg_mib_s\": 32.500}], \"seconds\"");
+	mp_hist_add(hist, 23000);
+	mp_hist_add(hist, 23000);
+	mp_hist_add(hist, 100);
+	lr.hist = hist;
+	lr.hist_scale = 2;
+	run.mode = BENCH_MODE_LAT;
+	f = fmemopen(doc, sizeof(doc), "w");
+	CHECK_INT_EQ(bench_json_write(f, &run, &lr, 1), 0);
+	fclose(f);
+	CHECK_STR_CONTAINS(doc, "\"srv_cpu_user_s\": null, \"srv_cpu_sys_s\": null, ");
+	/* 100 ns is in [64, 128): buckets of 1 ns; 23000 in [16384, 32768): of 256. */
+	CHECK_STR_CONTAINS(doc, "\"histogram\": {\"unit\": \"ns\", \"scale\": 2, "
+	                        "\"sub_buckets\": 64, \"n\": 3, \"min\": 100, \"max\": 23000, "
+	                        "\"buckets\": [[100, 100, 1], "
+	                        "[22784, 23039, 2]]}, ");
+	/* The row from it: exact min, max and mean; the median from its bucket
+	 * (its upper edge, but not above the maximum), over the scale. */
+	bench_lat_from_hist(hist, 2, &lat);
+	CHECK_INT_EQ(lat.n, 3);
+	CHECK_NEAR(lat.min, 0.05);
+	CHECK_NEAR(lat.max, 11.5);
+	CHECK_NEAR(lat.typical, 11.5);
+	CHECK_NEAR(lat.avg, (23000 * 2 + 100) / 3.0 / 2000);
+	free(hist);
 	return check_finish();
 }

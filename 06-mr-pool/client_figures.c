@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client_figures.c: the figures of 06's client that are more than a
+ * division (see client.h): BW peak (ours, and perftest's with
+ * --as-perftest), the per-QP figures, the CPU of both sides.
+ */
+#include "client.h"
+
+/* [bw-peak] */
+/* Note the bytes completed at time \p t (see struct bw_mark). */
+void mark(struct client *cl, uint64_t t)
+{
+	size_t i;
+
+	if (cl->mark_skip++ % cl->mark_stride)
+		return;
+	if (cl->nmarks == MAX_MARKS) {
+		for (i = 0; i < MAX_MARKS / 2; i++)
+			cl->marks[i] = cl->marks[2 * i];
+		cl->nmarks = MAX_MARKS / 2;
+		cl->mark_stride *= 2;
+	}
+	cl->marks[cl->nmarks++] = (struct bw_mark){.t = t, .bytes = cl->bytes_done};
+}
+
+/* BW peak, after the run: the best rate over any stretch between two marks
+ * that carries at least 1/PEAK_SHARE of the run's bytes and lasts at least
+ * 1/PEAK_SHARE of its time (two pointers over the marks, whose bytes and
+ * times only grow). The time matters for small messages: there 1/16 of the
+ * bytes can be one signalled completion, and two of those polled a moment
+ * apart made a "peak" hundreds of times the average. Never below the
+ * average. In bytes/s. */
+double peak_rate(const struct client *cl)
+{
+	const struct bw_mark *m = cl->marks;
+	size_t i, j = 0, n = cl->nmarks;
+	uint64_t want, span;
+	double best = 0, rate;
+
+	if (n < 2 || m[n - 1].t == m[0].t)
+		return 0;
+	want = (m[n - 1].bytes - m[0].bytes) / PEAK_SHARE;
+	span = (m[n - 1].t - m[0].t) / PEAK_SHARE;
+	for (i = 0; i < n; i++) {
+		if (j < i)
+			j = i;
+		while (j < n && (m[j].bytes - m[i].bytes < want || m[j].t - m[i].t < span))
+			j++;
+		if (j == n)
+			break;
+		if (m[j].t > m[i].t) {
+			rate = (double)(m[j].bytes - m[i].bytes) * 1e9 / (double)(m[j].t - m[i].t);
+			best = rate > best ? rate : best;
+		}
+	}
+	return best;
+}
+/* [bw-peak] */
+
+/* BW peak as perftest computes it (print_report_bw): the shortest time per
+ * message over any stretch from a post to a later signalled completion, in
+ * whole ns (perftest: whole cycles). In bytes/s; 0 when not stamped. */
+double peak_rate_perftest(const struct client *cl)
+{
+	uint64_t best = UINT64_MAX, per;
+	size_t i, j;
+
+	for (i = 0; i < cl->nposts; i++)
+		for (j = 0; j < cl->ndone; j++) {
+			if (cl->done_msgs[j] < i + 1 || cl->done_ns[j] < cl->post_ns[i])
+				continue;
+			per = (cl->done_ns[j] - cl->post_ns[i]) / (cl->done_msgs[j] - i);
+			best = per < best ? per : best;
+		}
+	return best == UINT64_MAX || best == 0 ? 0 : (double)cl->size * 1e9 / (double)best;
+}
+
+void stop_stamps(struct client *cl)
+{
+	free(cl->post_ns);
+	free(cl->done_ns);
+	free(cl->done_msgs);
+	cl->post_ns = cl->done_ns = cl->done_msgs = NULL;
+	cl->stamp_cap = 0;
+}
+
+/* --as-perftest: room for \p msgs stamps of posts and of completions. */
+int start_stamps(struct client *cl, uint64_t msgs)
+{
+	cl->post_ns = calloc(msgs, sizeof(*cl->post_ns));
+	cl->done_ns = calloc(msgs, sizeof(*cl->done_ns));
+	cl->done_msgs = calloc(msgs, sizeof(*cl->done_msgs));
+	if (!cl->post_ns || !cl->done_ns || !cl->done_msgs) {
+		rex_report_errno("calloc", ENOMEM);
+		stop_stamps(cl);
+		return -ENOMEM;
+	}
+	cl->stamp_cap = msgs;
+	cl->nposts = cl->ndone = 0;
+	return 0;
+}
+
+double cpu_seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+/* Each QP's messages over its own time, from the run's start at \p t0 to
+ * its last completion. */
+const struct bench_qp *fill_per_qp(const struct client *cl, uint64_t t0, struct bench_qp *out)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->o.qps; i++) {
+		const struct qp *q = &cl->qps[i];
+		double s = q->end_ns > t0 ? (double)(q->end_ns - t0) / 1e9 : 0;
+
+		out[i] = (struct bench_qp){.iterations = q->done, .seconds = s};
+		if (s > 0)
+			out[i].bw_avg_mib_s = (double)q->done * cl->size / s / (1 << 20);
+	}
+	return out;
+}
+
+/* The server's CPU for the run: each connection's session measured the
+ * whole server process over its own START to DONE, so with several QPs they
+ * overlap: the largest is the run's. Negative when a QP's did not come. */
+void server_cpu(const struct client *cl, struct bench_row *row)
+{
+	double *to[2] = {&row->srv_cpu_user_s, &row->srv_cpu_sys_s};
+	unsigned i, k;
+
+	for (k = 0; k < 2; k++) {
+		*to[k] = 0;
+		for (i = 0; i < cl->o.qps; i++) {
+			uint32_t us = cl->qps[i].srv_cpu[k];
+
+			if (us == BENCH_CPU_UNKNOWN) {
+				*to[k] = -1;
+				break;
+			}
+			*to[k] = (double)us / 1e6 > *to[k] ? (double)us / 1e6 : *to[k];
+		}
+	}
+}
