@@ -160,6 +160,8 @@ void bench_accept_encode(const struct bench_accept *a, uint8_t *out)
 	rex_put_be32(out + 16, a->rkey);
 	rex_put_be32(out + 20, a->length);
 	rex_put_be32(out + 24, a->recv_depth);
+	rex_put_be32(out + 28, a->lease_ms);
+	rex_put_be32(out + 32, a->grant);
 }
 
 int bench_accept_decode(const uint8_t *in, size_t len, struct bench_accept *a, char *why,
@@ -173,7 +175,11 @@ int bench_accept_decode(const uint8_t *in, size_t len, struct bench_accept *a, c
 	a->rkey = rex_get_be32(in + 16);
 	a->length = rex_get_be32(in + 20);
 	a->recv_depth = rex_get_be32(in + 24);
-	if (a->length < 1 || a->length > BENCH_MAX_SIZE * 2u)
+	a->lease_ms = rex_get_be32(in + 28);
+	a->grant = rex_get_be32(in + 32);
+	if (a->grant > BENCH_GRANT_NONE)
+		snprintf(why, why_len, "accept: grant %" PRIu32 " unknown", a->grant);
+	else if (a->length < 1 || a->length > BENCH_MAX_SIZE * 2u)
 		snprintf(why, why_len, "accept: buffer of %" PRIu32 " bytes", a->length);
 	else if (a->recv_depth < 1 || a->recv_depth > 4 * BENCH_MAX_DEPTH)
 		snprintf(why, why_len, "accept: %" PRIu32 " receives", a->recv_depth);

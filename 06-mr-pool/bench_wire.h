@@ -8,8 +8,10 @@
  *           magic, version, op, mode, largest message size, depth, which
  *           connection of how many, and the client's buffer (address, rkey)
  *           for the server's answers in WRITE and WRITE WITH IMM latency;
- *   accept  (server -> client, 28 of 196 bytes): the server's buffer
- *           (address, rkey, length) and the receives it keeps posted;
+ *   accept  (server -> client, 36 of 196 bytes): the server's buffer
+ *           (address, rkey, length), the receives it keeps posted, the
+ *           grant's lease in ms (0: none) and what the rkey is (a memory
+ *           window over just this buffer, or the pool's region);
  *   reject  (server -> client, 24 of 148 bytes): which parameter the server
  *           refuses, the value asked and the server's own.
  *
@@ -23,6 +25,10 @@
  *   DONE        c->s   the run is over: check what arrived
  *   CPU_USER(us) s->c  the server's user CPU from START to DONE, in us
  *   CPU_SYS(us)  s->c  and its system CPU (both BENCH_CPU_UNKNOWN if not known)
+ *   END         c->s   the client is finished: revoke its grant (a local
+ *                      invalidate); or, instead, the client's zero-length
+ *                      SEND WITH INVALIDATE of its window's rkey
+ *   ENDED(why)  s->c   the grant is revoked: 0 as asked, 1 its lease ran out
  *   RESULT(v)   s->c   0 verified, BENCH_RESULT_NA nothing to check (READ),
  *                      else 1 + the first offset that differs
  *   DATA        both   the immediate of a WRITE WITH IMM of the benchmark
@@ -68,7 +74,7 @@ enum bench_mode {
 #define BENCH_MAX_QPS   64           /* connections of one client run */
 
 #define BENCH_HELLO_LEN  32
-#define BENCH_ACCEPT_LEN 28
+#define BENCH_ACCEPT_LEN 36
 #define BENCH_REJECT_LEN 24
 #define BENCH_WHY_SIZE   96 /* room for a decoder's reason */
 
@@ -81,11 +87,20 @@ struct bench_hello {
 	uint32_t rkey;
 };
 
+/* What the accept's rkey is. */
+enum bench_grant {
+	BENCH_GRANT_POOL = 0,   /* the pool's region: every buffer of the pool */
+	BENCH_GRANT_WINDOW = 1, /* a type 2 memory window over this buffer alone */
+	BENCH_GRANT_NONE = 2,   /* nothing remote (SEND needs no rkey) */
+};
+
 struct bench_accept {
 	uint64_t addr; /* the server's buffer */
 	uint32_t rkey;
 	uint32_t length;
 	uint32_t recv_depth; /* receives the server keeps posted */
+	uint32_t lease_ms;   /* the grant is revoked this long after it is made; 0: never */
+	uint32_t grant;      /* enum bench_grant */
 };
 
 enum bench_reject_reason {
@@ -110,7 +125,11 @@ enum bench_ctrl {
 	BENCH_CTRL_DATA = 5,
 	BENCH_CTRL_CPU_USER = 6,
 	BENCH_CTRL_CPU_SYS = 7,
+	BENCH_CTRL_END = 8,
+	BENCH_CTRL_ENDED = 9,
 };
+#define BENCH_ENDED_ASKED 0 /* ENDED's value: revoked at the client's END */
+#define BENCH_ENDED_LEASE 1 /* its lease ran out */
 #define BENCH_CTRL_VALUE_MAX 0x0fffffffu
 #define BENCH_RESULT_NA      BENCH_CTRL_VALUE_MAX
 /* A CPU time in us travels in 28 bits: up to 268 s; above, or not

@@ -182,6 +182,8 @@ int main(int argc, char **argv)
 		printf("client: %u connection%s to %s port %u established\n", cl.o.qps,
 		       cl.o.qps == 1 ? "" : "s", cl.o.server, (unsigned)cl.o.port);
 		ret = run_all_sizes(&cl);
+		if (ret == 0 || ret == -EBADMSG)
+			ret = end_grants(&cl) ? -EIO : ret;
 	}
 	if (write_outputs(&cl) == 0 && ret == 0)
 		status = REX_EXIT_OK;

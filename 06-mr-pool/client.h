@@ -78,6 +78,7 @@ struct options {
 	unsigned depth, qps, sig, inline_size, post_list;
 	bool sweep, events, verbose, size_set, iters_set, depth_set, sig_set, warmup_set;
 	bool as_perftest; /* --as-perftest: the figures computed as perftest does */
+	bool end_by_server; /* --end server: END, and the server invalidates; else our SEND WITH INVALIDATE */
 	const char *json, *csv;
 };
 
@@ -103,6 +104,7 @@ struct qp {
 	bool ready, result_in, released;
 	uint32_t result;
 	uint32_t srv_cpu[2]; /* CPU_USER, CPU_SYS of this size's run (BENCH_CPU_UNKNOWN: none) */
+	bool ending, ended;  /* our end of the grant: asked for; ENDED came */
 };
 
 enum phase { PHASE_CONTROL, PHASE_BW };
@@ -174,6 +176,7 @@ int drive(struct client *cl, bool (*done)(struct client *), int timeout_ms, cons
 bool all_ready(struct client *cl);
 bool all_established(const struct client *cl);
 bool all_results(struct client *cl);
+int end_grants(struct client *cl);
 int disconnect_all(struct client *cl, bool failed);
 int release_everything(struct client *cl);
 

@@ -319,6 +319,46 @@ static bool all_released(struct client *cl)
 	return cl->open == 0;
 }
 
+static bool all_ended(struct client *cl)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->o.qps; i++)
+		if (!cl->qps[i].ended)
+			return false;
+	return true;
+}
+
+/* [end-grants] */
+/* After the last run: give the server's memory back before leaving. A
+ * window's key we revoke ourselves, with a zero-length SEND WITH
+ * INVALIDATE: the server's device revokes it as it takes the message. Or,
+ * with --end server (and for a grant that is not a window), we say END and
+ * the server revokes it with a local invalidate. Either way the server
+ * answers ENDED once the key opens nothing. */
+int end_grants(struct client *cl)
+{
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < cl->o.qps; i++) {
+		struct qp *q = &cl->qps[i];
+		struct ibv_send_wr inv = {.opcode = IBV_WR_SEND_WITH_INV,
+		                          .send_flags = IBV_SEND_SIGNALED,
+		                          .invalidate_rkey = q->peer.rkey};
+
+		q->ending = true;
+		if (q->peer.grant == BENCH_GRANT_WINDOW && !cl->o.end_by_server)
+			ret = rex_aconn_post_send(&q->conn, &inv);
+		else
+			ret = rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_END, 0));
+		if (ret)
+			return ret;
+	}
+	return drive(cl, all_ended, CTRL_TIMEOUT_MS, "ENDED", true);
+}
+/* [end-grants] */
+
 /* [disconnect] */
 int disconnect_all(struct client *cl, bool failed)
 {

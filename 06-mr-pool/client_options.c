@@ -34,6 +34,9 @@ static void usage(FILE *f)
 	    "  -w ITERATIONS  warm-up before each timed run (default 0, as perftest)\n"
 	    "  --as-perftest  compute the figures as perftest does (t_max, t_stdev, the\n"
 	    "                 percentiles' ranks, BW peak): see the 06 page's table\n"
+	    "  --end HOW      how our grant of the server's memory ends, after the last run:\n"
+	    "                 send-inv (default: our SEND WITH INVALIDATE of its rkey) or\n"
+	    "                 server (we say END, the server invalidates it)\n"
 	    "  --json FILE    write the results as JSON\n"
 	    "  --csv FILE     write the results as CSV\n"
 	    "  -v             debug lines to stderr\n"
@@ -66,13 +69,11 @@ static int bad_usage(const char *fmt, ...)
 /* [parse] */
 int parse_command_line(struct options *o, int argc, char **argv)
 {
-	static const struct option longs[] = {{"json", required_argument, NULL, 'J'},
-	                                      {"csv", required_argument, NULL, 'C'},
-	                                      {"max-size", required_argument, NULL, 'M'},
-	                                      {"as-perftest", no_argument, NULL, 'P'},
-	                                      {"help", no_argument, NULL, 'h'},
-	                                      {"version", no_argument, NULL, 'V'},
-	                                      {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {
+	    {"json", required_argument, NULL, 'J'},     {"csv", required_argument, NULL, 'C'},
+	    {"max-size", required_argument, NULL, 'M'}, {"as-perftest", no_argument, NULL, 'P'},
+	    {"end", required_argument, NULL, 'E'},      {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
 	char flag[3] = "-?";
 	uint64_t v;
 	int opt, op;
@@ -161,6 +162,11 @@ int parse_command_line(struct options *o, int argc, char **argv)
 			if (rex_parse_uint(optarg, 1, BENCH_MAX_DEPTH, &v))
 				return bad_usage("-l %s: out of range (1..4096)", optarg);
 			o->post_list = (unsigned)v;
+			break;
+		case 'E':
+			if (strcmp(optarg, "send-inv") != 0 && strcmp(optarg, "server") != 0)
+				return bad_usage("--end %s: not one of send-inv, server", optarg);
+			o->end_by_server = strcmp(optarg, "server") == 0;
 			break;
 		case 'P':
 			o->as_perftest = true;

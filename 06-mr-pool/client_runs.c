@@ -91,6 +91,21 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 			q->result_in = true;
 			return;
 		}
+		if (bench_ctrl_type(imm) == BENCH_CTRL_ENDED && !q->ended) {
+			q->ended = true;
+			if (bench_ctrl_value(imm) == BENCH_ENDED_ASKED && q->ending)
+				return;
+			/* Not asked for: our lease ran out (or a server gone wrong). */
+			fprintf(stderr,
+			        "client: %s: the server revoked our rkey: %s (lease %" PRIu32
+			        " ms)\n",
+			        q->conn.name,
+			        bench_ctrl_value(imm) == BENCH_ENDED_LEASE ? "its lease ran out"
+			                                                   : "unasked",
+			        q->peer.lease_ms);
+			rex_aconn_close(&q->conn, true);
+			return;
+		}
 		/* The server's CPU comes just before its RESULT. */
 		if ((bench_ctrl_type(imm) == BENCH_CTRL_CPU_USER ||
 		     bench_ctrl_type(imm) == BENCH_CTRL_CPU_SYS) &&

@@ -62,30 +62,38 @@
 /* [constants] */
 
 static bool session_left(struct rex_aconn *c);
+static void session_releasing(struct rex_aconn *c);
 static void session_released(struct rex_aconn *c);
 
 /* What the server does at the steps of a session's life. */
 static const struct rex_aconn_ops session_ops = {
     .peer_left = session_left,
+    .releasing = session_releasing,
     .released = session_released,
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-v] [-h]\n"
-	        "Serve 06-mr-pool-client runs until SIGINT or SIGTERM.\n"
-	        "  -B ADDR      address to bind (default: all)\n"
-	        "  -p PORT      port (default %u)\n"
-	        "  -s MAX_SIZE  largest message a client may use, K/M suffixes (default %u);\n"
-	        "               the pool registers %u buffers of it\n"
-	        "  -o OPS       ops served, a comma list of send, write, write_imm, read, fadd,\n"
-	        "               cas, or all\n"
-	        "               (default all); memory is registered for exactly these\n"
-	        "  -v           debug lines to stderr\n"
-	        "  -h, --help   this help\n"
-	        "  --version    the version\n",
-	        PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
+	fprintf(
+	    f,
+	    "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-g GRANT] [-L MS] [-v] [-h]\n"
+	    "Serve 06-mr-pool-client runs until SIGINT or SIGTERM.\n"
+	    "  -B ADDR      address to bind (default: all)\n"
+	    "  -p PORT      port (default %u)\n"
+	    "  -s MAX_SIZE  largest message a client may use, K/M suffixes (default %u);\n"
+	    "               the pool registers %u buffers of it\n"
+	    "  -o OPS       ops served, a comma list of send, write, write_imm, read, fadd,\n"
+	    "               cas, or all\n"
+	    "               (default all); memory is registered for exactly these\n"
+	    "  -g GRANT     what a client's rkey opens: window (default: a memory window\n"
+	    "               over its own buffer, with its op's right alone) or pool (the\n"
+	    "               pool's region: every buffer, every right served)\n"
+	    "  -L MS        a window's lease: revoked MS ms after it is granted (default 0:\n"
+	    "               at the client's end)\n"
+	    "  -v           debug lines to stderr\n"
+	    "  -h, --help   this help\n"
+	    "  --version    the version\n",
+	    PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -111,12 +119,13 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	s->port = REX_DEFAULT_PORT;
 	s->max_size = DEFAULT_MAX_SIZE;
 	s->ops = BENCH_OPS_ALL;
+	s->grant = BENCH_GRANT_WINDOW;
 	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
 	                                      {"version", no_argument, NULL, 'V'},
 	                                      {NULL, 0, NULL, 0}};
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":B:p:s:o:vh", longs, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":B:p:s:o:g:L:vh", longs, NULL)) != -1) {
 		switch (opt) {
 		case 'B':
 			s->addr = optarg;
@@ -139,6 +148,19 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 				    optarg);
 			s->ops = (unsigned)ops;
 			break;
+		case 'g':
+			if (strcmp(optarg, "window") == 0)
+				s->grant = BENCH_GRANT_WINDOW;
+			else if (strcmp(optarg, "pool") == 0)
+				s->grant = BENCH_GRANT_POOL;
+			else
+				return bad_usage("-g %s: not one of window, pool", optarg);
+			break;
+		case 'L':
+			if (rex_parse_uint(optarg, 0, 3600000, &v))
+				return bad_usage("-L %s: out of range (0..3600000 ms)", optarg);
+			s->lease_ms = (uint32_t)v;
+			break;
 		case 'v':
 			s->verbose = true;
 			break;
@@ -160,25 +182,6 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 		return bad_usage("%s: unexpected argument", argv[optind]);
 	return REX_OPTIONS_OK;
 }
-
-/* [access] */
-/* Least privilege: the pool gets the access the served ops need, no more. */
-static int pool_access(unsigned ops)
-{
-	int access = 0;
-
-	if (ops & (1u << BENCH_OP_SEND))
-		access |= IBV_ACCESS_LOCAL_WRITE; /* receives land in it */
-	if (ops & (1u << BENCH_OP_WRITE | 1u << BENCH_OP_WRITE_IMM))
-		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	if (ops & (1u << BENCH_OP_READ))
-		access |= IBV_ACCESS_REMOTE_READ;
-	/* An atomic writes the counter it returns: local write comes with it. */
-	if (ops & (1u << BENCH_OP_FADD | 1u << BENCH_OP_CAS))
-		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-	return access;
-}
-/* [access] */
 
 static void stop_when_idle(struct server *s)
 {
@@ -232,16 +235,18 @@ static void reject(struct server *s, struct rdma_cm_id *id, const char *peer,
 /* The device's pool, registered once at its first connection. */
 static struct rex_pool *device_pool(struct server *s, struct rex_aconn_dev *dev)
 {
-	struct rex_pool_attr attr = {
-	    .buf_size = s->max_size, .count = SERVER_BUFFERS, .access = pool_access(s->ops)};
+	struct rex_pool_attr attr = {.buf_size = s->max_size,
+	                             .count = SERVER_BUFFERS,
+	                             .access = grant_pool_access(s->ops, s->grant)};
 
 	if (!dev->user) {
 		dev->user = rex_pool_create(dev->pd, &attr);
 		if (dev->user)
 			printf("server: pool on %s: %u buffers of %" PRIu32
-			       " bytes, one registration\n",
-			       ibv_get_device_name(dev->verbs->device), SERVER_BUFFERS,
-			       s->max_size);
+			       " bytes, one registration; %s\n",
+			       ibv_get_device_name(dev->verbs->device), SERVER_BUFFERS, s->max_size,
+			       s->grant == BENCH_GRANT_WINDOW ? "a window per client"
+			                                      : "its rkey to every client");
 	}
 	return dev->user;
 }
@@ -338,17 +343,17 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	                         ss->recv_depth))
 		goto out_close;
 
-	acc = (struct bench_accept){.addr = (uintptr_t)ss->mem,
-	                            .rkey = ss->buf->rkey,
-	                            .length = s->max_size,
-	                            .recv_depth = ss->recv_depth};
+	acc = (struct bench_accept){.recv_depth = ss->recv_depth};
+	if (grant_prepare(ss, dev->pd, pool, &acc))
+		goto out_close;
 	bench_accept_encode(&acc, data);
 	/* READ and atomics: serve as many at once as the device allows;
 	 * rdma_accept() lowers it to what the client asked for. */
 	if (h.op == BENCH_OP_READ || bench_op_atomic(h.op))
 		param.responder_resources =
 		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
-	if (rex_aconn_accept(&ss->conn, &param))
+	/* The QP can send once accepted: the window's bind goes first. */
+	if (rex_aconn_accept(&ss->conn, &param) || grant_post(ss))
 		goto out_close;
 	printf("server: %s: %s %s, connection %u of %u, up to %" PRIu32 " bytes, depth %" PRIu32
 	       ": accepting\n",
@@ -401,12 +406,19 @@ static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *
 	}
 }
 
+/* Before the QP goes: the window bound on it. */
+static void session_releasing(struct rex_aconn *c)
+{
+	grant_release((struct session *)c);
+}
+
 static void session_released(struct rex_aconn *c)
 {
 	struct session *ss = (struct session *)c;
 	struct server *s = ss->server;
 
-	/* The pool buffer goes back only now: no work request can use it. */
+	/* The pool buffer goes back only now: no work request can use it, and
+	 * its window is gone (session_releasing()). */
 	rex_pool_put(ss->pool, ss->buf);
 	session_set_active(ss, false);
 	if (ss->prev)

@@ -15,6 +15,8 @@
 
 #include "bench_wire.h"
 #include "rex_aconn.h"
+#include "rex_loop.h"
+#include "rex_mw.h"
 #include "rex_pool.h"
 
 struct server;
@@ -34,6 +36,15 @@ struct session {
 	uint32_t size;
 	uint64_t echo; /* latency answers in this run */
 	struct rusage start_usage; /* the process's CPU at the run's START */
+	/* The session's grant (server_grant.c). */
+	unsigned grant;             /* enum bench_grant */
+	struct rex_mw mw;           /* BENCH_GRANT_WINDOW: its window over the buffer */
+	struct ibv_send_wr bind_wr; /* its bind, made before the accept, posted after */
+	bool granted;               /* the bind completed: the rkey opens the window */
+	bool ready_pending;         /* a START came before that: READY waits for it */
+	bool revoking, revoked;     /* an invalidate posted; the grant is gone */
+	uint32_t end_why;           /* ENDED's value once the invalidate completes */
+	struct rex_loop_timer lease;
 	uint64_t messages, runs, bad_runs;
 	struct session *prev, *next;
 };
@@ -43,6 +54,8 @@ struct server {
 	uint16_t port;
 	uint32_t max_size;
 	unsigned ops;
+	unsigned grant;    /* -g: BENCH_GRANT_WINDOW (default) or BENCH_GRANT_POOL */
+	uint32_t lease_ms; /* -L: a window is revoked this long after its bind; 0: never */
 	bool verbose;
 	struct rex_loop *loop;
 	struct rdma_cm_id *listener;
@@ -68,5 +81,28 @@ void session_on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
 
 /* WRITE latency: answer a ping seen by its last byte changing in memory. */
 void session_poll_memory(struct session *ss);
+
+/* server_grant.c: what a session's rkey opens, for how long, and its end. */
+
+/* The pool's access: with windows, nothing remote (MW_BIND, and local
+ * write where a window will grant write or atomic, or receives land). */
+int grant_pool_access(unsigned ops, unsigned grant);
+/* At the connect request: what the session's rkey will be, in \p acc (rkey,
+ * length, lease, grant); a window is allocated and its bind made ready. */
+int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
+                  struct bench_accept *acc);
+/* After the accept: post the bind. */
+int grant_post(struct session *ss);
+/* Whether READY may go now (the bind has completed); if not, it goes when
+ * the bind does. */
+bool grant_ready(struct session *ss);
+/* A send of ours completed: a bind, or an invalidate. */
+int grant_completion(struct session *ss, const struct ibv_wc *wc);
+/* The client's END: revoke (a local invalidate), then ENDED. */
+int grant_end(struct session *ss, uint32_t why);
+/* The client's SEND WITH INVALIDATE of \p rkey: the device revoked it. */
+int grant_invalidated(struct session *ss, uint32_t rkey);
+/* Before the QP goes: the window (whatever its state) and the lease timer. */
+void grant_release(struct session *ss);
 
 #endif /* BENCH_SERVER_H */

@@ -111,7 +111,7 @@ static int control(struct session *ss, uint32_t imm)
 
 	switch (bench_ctrl_type(imm)) {
 	case BENCH_CTRL_START:
-		if (ss->active || value < 1 || value > h->max_size)
+		if (ss->active || ss->revoking || ss->revoked || value < 1 || value > h->max_size)
 			break;
 		ss->size = value;
 		ss->echo = 0;
@@ -124,6 +124,9 @@ static int control(struct session *ss, uint32_t imm)
 		session_set_active(ss, true);
 		if (getrusage(RUSAGE_SELF, &ss->start_usage))
 			ss->start_usage.ru_utime.tv_sec = -1; /* known as not known */
+		/* READY once the grant holds (its bind may still be under way). */
+		if (!grant_ready(ss))
+			return 0;
 		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
 	case BENCH_CTRL_DONE:
 		if (!ss->active)
@@ -134,6 +137,8 @@ static int control(struct session *ss, uint32_t imm)
 		if (send_cpu(ss))
 			return -EIO;
 		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+	case BENCH_CTRL_END:
+		return grant_end(ss, BENCH_ENDED_ASKED);
 	default:
 		break;
 	}
@@ -147,11 +152,13 @@ static int control(struct session *ss, uint32_t imm)
 static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 {
 	const struct bench_hello *h = &ss->hello;
-	uint32_t imm = be32toh(wc->imm_data);
+	uint32_t imm = be32toh(wc->imm_data), rkey;
 	bool data;
 
 	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
-		return 0; /* a send is done: the books are kept already */
+		return grant_completion(ss, wc); /* a bind or an invalidate; sends need nothing */
+	if (rex_mw_wc_invalidated(wc, &rkey))    /* its SEND WITH INVALIDATE */
+		return wc->byte_len ? -EPROTO : grant_invalidated(ss, rkey);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
 	else if (wc->wc_flags & IBV_WC_WITH_IMM)

@@ -951,6 +951,9 @@ static void release(struct rex_loop *loop, void *arg)
 
 	rex_loop_timer_cancel(loop, &c->deadline);
 	rex_aconn_set_state(c, REX_STATE_CLOSED);
+	/* What the program tied to the QP (memory windows) goes before it. */
+	if (c->ops->releasing)
+		c->ops->releasing(c);
 	/* The QP first: once it is gone the device touches none of the
 	 * connection's memory, even if a drain was cut short. */
 	if (c->qp)

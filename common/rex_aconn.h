@@ -168,6 +168,10 @@ struct rex_aconn_ops {
 	 *  after the helper printed it and before it closes the connection:
 	 *  the program adds its own hints. */
 	void (*cm_failed)(struct rex_aconn *c, const struct rex_cm_event *ev);
+	/** Optional: the QP has stopped and its work requests are done or
+	 *  flushed, and the helper is about to destroy it: free here what is
+	 *  tied to the QP (a type 2 memory window bound on it, rex_mw.h). */
+	void (*releasing)(struct rex_aconn *c);
 	/** Everything of the connection the helper owns is released (QP, CQ, CM
 	 *  id): release the program's buffers and free its structure. */
 	void (*released)(struct rex_aconn *c);

@@ -24,6 +24,13 @@
  *     ...
  *     rex_pool_destroy(pool);    // -EBUSY while buffers are still out
  *
+ * A pool shared by several peers should grant nothing remote by itself: its
+ * one rkey would open every buffer to every peer. Register it with
+ * IBV_ACCESS_MW_BIND (and IBV_ACCESS_LOCAL_WRITE, which the IB rules require
+ * under a window that grants remote write or atomic access, as well as for
+ * receives) and give each peer a memory window over its own buffer, with
+ * just the rights it needs (rex_mw.h).
+ *
  * One pool has one buffer size. A program that needs several sizes makes
  * one pool per size class (say 4 KiB, 64 KiB, 1 MiB) and takes each request
  * from the smallest class that fits it.
@@ -135,7 +142,8 @@ struct rex_pool_buf {
 	                the buffer */
 	size_t size; /**< rex_pool_attr::buf_size */
 	uint32_t lkey; /**< for the SGEs of our own work requests */
-	uint32_t rkey; /**< for a peer's RDMA READ or WRITE (if the access flags allow it) */
+	uint32_t rkey; /**< the region's rkey, for a peer's READ or WRITE if the access flags allow
+	                  it: every buffer's is the same (a window gives one buffer, rex_mw.h) */
 	uint32_t
 	    index; /**< 0 .. count-1: put it in wr_id, find the buffer with rex_pool_buf_at() */
 	uint32_t next_free; /**< private: the free list */

@@ -22,6 +22,19 @@
 #   reject_op       an op the server does not serve: exit 1, named
 #   client_killed   a client killed mid-run; the server serves the next
 #   server_killed   the server killed mid-run; the client exits 1 in 20 s
+#   grant_cases     tests/06-mr-pool/grant-client against a server's windows:
+#                   its own window (lands), its key after END and after its
+#                   SEND WITH INVALIDATE, a WRITE through a read-only window
+#                   (each refused, IBV_WC_REM_ACCESS_ERR), 8 bytes past its
+#                   window's end (refused; on rxe it lands: rxe checks the
+#                   region's bounds, not the window's); then an honest client
+#                   is served, and the server holds no QP or CQ, its
+#                   listener's CM id and the pool's one MR (rdma resource)
+#   grant_other     a WRITE into a live session's window with its key, from
+#                   another connection: refused; that session's data is
+#                   verified; with -g pool the same WRITE lands
+#   grant_lease     a server with -L 1000: the key, revoked when the lease
+#                   runs out (ENDED 1), is refused
 #
 # Exit 0 pass, 1 fail, 77 skipped (no RDMA_LAB_ADDR), unless
 # REX_REQUIRE_RDMA=1.
@@ -81,6 +94,23 @@ client() {
 }
 
 has() { grep -qE -- "$2" "$dir/$1.out" || fail "$1: no line matching: $2"; }
+
+# grant CASE EXPECTED_EXIT ARGS...: the hostile grant client (grant-client.c).
+grant() {
+	local what=$1 expect=$2 code
+	shift 2
+	timeout 60 "$bin/../tests/06-mr-pool-grant-client" -a "$addr" -p "$port" --case "$what" "$@" \
+		>"$dir/grant-$what.out" 2>&1
+	code=$?
+	[ $code -eq "$expect" ] || fail "grant-client $what: exit $code, expected $expect"
+}
+
+# held KIND N: the server holds N objects of this kind (rdma resource show).
+held() {
+	local n
+	n=$(rdma resource show "$1" | grep -c " pid $server_pid ")
+	[ "$n" -eq "$2" ] || { fail "server holds $n $1, expected $2"; rdma resource show "$1"; }
+}
 
 # check NAME MODE ROWS: the table, the files.
 check() {
@@ -211,6 +241,66 @@ server_killed)
 	[ $code -eq 1 ] || fail "client exit $code, expected 1"
 	[ $took -le 20 ] || fail "client took $took s to notice, more than 20"
 	has orphan "server disconnected|is the server gone|work completion failed"
+	;;
+grant_cases)
+	start_server -s 64K
+	for c in good stale stale-inv write; do
+		grant "$c" 0
+		if [ "$c" = good ]; then
+			has "grant-$c" "^grant-client: good: WRITE of 8 bytes .*: success \(it landed\)$"
+		else
+			has "grant-$c" "^grant-client: $c: WRITE of 8 bytes .*: remote access error \(refused\)$"
+		fi
+	done
+	has grant-stale '^grant-client: stale: rkey 0x[0-9a-f]{8} revoked \(END: the server.s local invalidate\), ENDED 0$'
+	has grant-stale-inv '^grant-client: stale-inv: rkey 0x[0-9a-f]{8} revoked \(our SEND WITH INVALIDATE\), ENDED 0$'
+	# rxe checks an access through a window against the region's bounds,
+	# not the window's (drivers/infiniband/sw/rxe/rxe_resp.c, check_rkey()).
+	if rdma link show | grep -q '^link rxe'; then
+		grant past-end 1
+		has grant-past-end '^grant-client: past-end: WRITE of 16 bytes .*: success \(it landed\)$'
+	else
+		grant past-end 0
+		has grant-past-end '^grant-client: past-end: WRITE of 16 bytes .*: remote access error \(refused\)$'
+	fi
+	client next 0 -o write -s 4K -n 100 --end server
+	has next '^client: done$'
+	held qp 0
+	held cq 0
+	held cm_id 1
+	held mr 1
+	stop_server
+	;;
+grant_other)
+	for mode in window pool; do
+		start_server -s 64K -v -g "$mode"
+		"$bin/06-mr-pool-client" -p "$port" -o write -s 64K -D 8 "$addr" >"$dir/victim-$mode.out" 2>&1 &
+		pid=$!
+		for _ in $(seq 300); do grep -q '#bytes' "$dir/victim-$mode.out" && break; sleep 0.1; done
+		line=$(grep -E 'server: connection 1 .*: (window rkey|pool rkey)' "$dir/server.out")
+		rkey=$(printf '%s\n' "$line" | sed -E 's/.* rkey (0x[0-9a-f]+) over (0x[0-9a-f]+),.*/\1/')
+		at=$(printf '%s\n' "$line" | sed -E 's/.* rkey (0x[0-9a-f]+) over (0x[0-9a-f]+),.*/\2/')
+		if [ "$mode" = window ]; then
+			grant other 0 --rkey "$rkey" --addr "$at"
+			has grant-other "^grant-client: other: WRITE of 8 bytes at $at .* with rkey $rkey: remote access error \(refused\)$"
+			wait $pid || fail "the victim: exit $?, expected 0"
+			grep -q '^client: data verified' "$dir/victim-$mode.out" || fail "the victim's data not verified"
+		else
+			grant other 1 --rkey "$rkey" --addr "$at"
+			has grant-other "^grant-client: other: WRITE of 8 bytes at $at .* with rkey $rkey: success \(it landed\)$"
+			wait $pid
+		fi
+		mv "$dir/grant-other.out" "$dir/grant-other-$mode.out"
+		stop_server
+	done
+	;;
+grant_lease)
+	start_server -s 64K -L 1000
+	grant lease 0
+	has grant-lease '^grant-client: lease: the server revoked our rkey 0x[0-9a-f]{8} after its lease of 1000 ms \(ENDED 1\)$'
+	has grant-lease '^grant-client: lease: WRITE of 8 bytes .*: remote access error \(refused\)$'
+	stop_server
+	grep -q 'lease of 1000 ms ran out: revoking rkey' "$dir/server.out" || fail "server: no lease line"
 	;;
 *)
 	echo "unknown scenario $scenario"

@@ -22,7 +22,13 @@ int main(void)
 	                        .addr = 0x1122334455667788ull,
 	                        .rkey = 0xabcdef01};
 	struct bench_hello g;
-	struct bench_accept a = {.addr = 0x1000, .rkey = 7, .length = 65536, .recv_depth = 264}, b;
+	struct bench_accept a = {.addr = 0x1000,
+	                         .rkey = 7,
+	                         .length = 65536,
+	                         .recv_depth = 264,
+	                         .lease_ms = 1500,
+	                         .grant = BENCH_GRANT_WINDOW},
+	                    b;
 	struct bench_reject r = {BENCH_REJECT_SIZE, 1 << 20, 65536}, s;
 	uint8_t buf[64], pat[1000];
 	char why[BENCH_WHY_SIZE], text[128];
@@ -90,7 +96,14 @@ int main(void)
 	CHECK_U64_EQ(b.addr, 0x1000);
 	CHECK_U64_EQ(b.length, 65536);
 	CHECK_U64_EQ(b.recv_depth, 264);
+	CHECK_U64_EQ(b.lease_ms, 1500);
+	CHECK_U64_EQ(b.grant, BENCH_GRANT_WINDOW);
 	CHECK_INT_EQ(bench_accept_decode(buf, 10, &b, why, sizeof(why)), -EPROTO);
+	a.grant = 3; /* no such grant */
+	bench_accept_encode(&a, buf);
+	CHECK_INT_EQ(bench_accept_decode(buf, BENCH_ACCEPT_LEN, &b, why, sizeof(why)), -EPROTO);
+	CHECK_STR_CONTAINS(why, "grant 3 unknown");
+	a.grant = BENCH_GRANT_POOL;
 	a.length = 0;
 	bench_accept_encode(&a, buf);
 	CHECK_INT_EQ(bench_accept_decode(buf, BENCH_ACCEPT_LEN, &b, why, sizeof(why)), -EPROTO);

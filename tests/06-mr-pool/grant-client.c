@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grant-client: a hostile client for 06-mr-pool-server's grants.
+ *
+ * It connects as a WRITE client would (a window of 64 bytes, remote write
+ * only), and runs once as an honest client: START, READY (the server's bind
+ * has completed), 64 bytes of the benchmark's pattern WRITTEN into its
+ * window, DONE, and the server's RESULT, which must say the data arrived
+ * intact. Then it tries one access it was not granted, and prints how it
+ * ended:
+ *
+ *   --case good        8 more bytes into its own window: the control case,
+ *                      which must land
+ *   --case other       8 bytes into another live session's window, given by
+ *                      --rkey and --addr (the server's -v line names them)
+ *   --case stale       END, the server's ENDED, then 8 bytes into its own
+ *                      window with its old key
+ *   --case stale-inv   the same, but its own SEND WITH INVALIDATE revokes the key
+ *   --case lease       waits for the server's ENDED that its lease (-L) ran
+ *                      out, then 8 bytes into its own window
+ *   --case past-end    16 bytes at 8 bytes before its window's end: half of
+ *                      them past it
+ *   --case write       it asks for a READ session instead (a window of remote
+ *                      read only), then WRITES 8 bytes through it
+ *
+ * (An RDMA READ through a write-only window would test the same check, but
+ * it never leaves: the server grants a WRITE session no responder
+ * resources, so rdma_cm gives our QP none to send a READ with.)
+ *
+ * It prints one line "grant-client: CASE: OP ... : STATUS", where STATUS is
+ * the completion's status name and text, and then disconnects.
+ *
+ * Exit 0 when the access was refused with IBV_WC_REM_ACCESS_ERR (or, for
+ * good, landed); 1 when it landed where it should not have, or anything
+ * else went wrong; 2 bad command line; 77 no RDMA device.
+ *
+ *   grant-client -a ADDR -p PORT --case CASE [--rkey RKEY --addr ADDR]
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "bench_wire.h"
+#include "rex_buffers.h"
+#include "rex_conn.h"
+#include "rex_cq.h"
+#include "rex_device.h"
+#include "rex_error.h"
+#include "rex_options.h"
+
+#define PROGRAM "grant-client"
+#define WINDOW  64u   /* the bytes it asks for */
+#define WAIT_MS 10000 /* a control answer, a completion */
+
+enum which { GOOD, OTHER, STALE, STALE_INV, LEASE, PAST_END, WRITE_TO_READ };
+static const char *const names[] = {"good",  "other",    "stale", "stale-inv",
+                                    "lease", "past-end", "write"};
+
+struct options {
+	const char *addr;
+	uint16_t port;
+	int which;
+	uint64_t rkey, remote;
+	bool rkey_set, remote_set;
+};
+
+static bool parse_hex(const char *text, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(text, &end, 16);
+	return errno == 0 && end != text && *end == 0 && *v <= max;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	static const struct option longs[] = {{"case", required_argument, NULL, 'c'},
+	                                      {"rkey", required_argument, NULL, 'r'},
+	                                      {"addr", required_argument, NULL, 'A'},
+	                                      {NULL, 0, NULL, 0}};
+	uint64_t v;
+	int opt, i;
+
+	o->which = -1;
+	o->port = REX_DEFAULT_PORT;
+	while ((opt = getopt_long(argc, argv, "a:p:", longs, NULL)) != -1) {
+		switch (opt) {
+		case 'a':
+			o->addr = optarg;
+			break;
+		case 'p':
+			if (rex_parse_uint(optarg, 1, 65535, &v))
+				goto bad;
+			o->port = (uint16_t)v;
+			break;
+		case 'c':
+			for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+				if (strcmp(optarg, names[i]) == 0)
+					o->which = i;
+			break;
+		case 'r': /* as the server's -v line prints them: hexadecimal */
+			o->rkey_set = parse_hex(optarg, UINT32_MAX, &o->rkey);
+			break;
+		case 'A':
+			o->remote_set = parse_hex(optarg, UINT64_MAX, &o->remote);
+			break;
+		default:
+			goto bad;
+		}
+	}
+	if (o->addr && o->which >= 0 && optind == argc &&
+	    (o->which != OTHER || (o->rkey_set && o->remote_set)))
+		return 0;
+bad:
+	fprintf(stderr,
+	        "usage: %s -a ADDR -p PORT --case good|other|stale|stale-inv|lease|"
+	        "past-end|read [--rkey RKEY --addr ADDR]\n",
+	        PROGRAM);
+	return -EINVAL;
+}
+
+/* Post \p wr signalled, and take its completion. */
+static int post_wait(struct rex_conn *conn, struct ibv_send_wr *wr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(conn->qp, wr, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	ret = rex_cq_wait(conn->comp_channel, conn->cq, wc, 1, WAIT_MS);
+	return ret < 0 ? ret : 0;
+}
+
+/* A control message, and the server's answer of type \p want (its value
+ * in \p value). Our receives are zero-length: they take control messages. */
+static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want, uint32_t *value)
+{
+	struct ibv_recv_wr rwr = {.wr_id = 1}, *rbad;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = ibv_post_recv(conn->qp, &rwr, &rbad);
+	if (ret) {
+		rex_report_errno("ibv_post_recv", ret);
+		return -ret;
+	}
+	if (wr && (ret = post_wait(conn, wr, &wc)) != 0)
+		return ret;
+	if (wr && wc.status != IBV_WC_SUCCESS) {
+		rex_report_wc("control message", &wc);
+		return -EIO;
+	}
+	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
+	if (ret < 0)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+	    bench_ctrl_type(be32toh(wc.imm_data)) != want) {
+		fprintf(stderr, "%s: not the answer expected (status %s)\n", PROGRAM,
+		        ibv_wc_status_str(wc.status));
+		return -EPROTO;
+	}
+	*value = bench_ctrl_value(be32toh(wc.imm_data));
+	return 0;
+}
+
+static struct ibv_send_wr imm_wr(unsigned type, uint32_t value)
+{
+	return (struct ibv_send_wr){.opcode = IBV_WR_SEND_WITH_IMM,
+	                            .imm_data = htobe32(bench_ctrl_imm(type, value))};
+}
+
+/* One honest run: START, READY (the bind has completed), our pattern into
+ * the window (a WRITE session), DONE, and the server's verdict. */
+static int honest_run(struct rex_conn *conn, struct rex_buffers *src, const struct bench_accept *a,
+                      bool write)
+{
+	struct ibv_send_wr wr = imm_wr(BENCH_CTRL_START, WINDOW);
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = WINDOW, .lkey = src->mr->lkey};
+	struct ibv_send_wr data = {.sg_list = &sge,
+	                           .num_sge = 1,
+	                           .opcode = IBV_WR_RDMA_WRITE,
+	                           .wr.rdma = {.remote_addr = a->addr, .rkey = a->rkey}};
+	struct ibv_wc wc;
+	uint32_t v;
+	int ret;
+
+	if ((ret = control(conn, &wr, BENCH_CTRL_READY, &v)) != 0)
+		return ret;
+	if (write) {
+		bench_pattern_fill(src->mem, WINDOW, bench_seed(0, WINDOW, 0));
+		if ((ret = post_wait(conn, &data, &wc)) != 0)
+			return ret;
+		if (wc.status != IBV_WC_SUCCESS) {
+			rex_report_wc("our own WRITE into our window", &wc);
+			return -EIO;
+		}
+	}
+	wr = imm_wr(BENCH_CTRL_DONE, 0);
+	if ((ret = control(conn, &wr, BENCH_CTRL_CPU_USER, &v)) != 0 ||
+	    (ret = control(conn, NULL, BENCH_CTRL_CPU_SYS, &v)) != 0 ||
+	    (ret = control(conn, NULL, BENCH_CTRL_RESULT, &v)) != 0)
+		return ret;
+	if (v != 0 && v != BENCH_RESULT_NA) {
+		fprintf(stderr, "%s: the server found our data different (RESULT %" PRIu32 ")\n",
+		        PROGRAM, v);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Before the access: the honest run, and for the stale cases the end of
+ * the grant. */
+static int prepare(const struct options *o, struct rex_conn *conn, struct rex_buffers *src,
+                   const struct bench_accept *a)
+{
+	struct ibv_send_wr wr = imm_wr(BENCH_CTRL_END, 0);
+	struct ibv_send_wr inv = {.opcode = IBV_WR_SEND_WITH_INV, .invalidate_rkey = a->rkey};
+	uint32_t v;
+	int ret;
+
+	ret = honest_run(conn, src, a, o->which != WRITE_TO_READ);
+	if (ret || (o->which != STALE && o->which != STALE_INV && o->which != LEASE))
+		return ret;
+	if (o->which == LEASE) {
+		ret = control(conn, NULL, BENCH_CTRL_ENDED, &v);
+		if (ret == 0)
+			printf("%s: lease: the server revoked our rkey 0x%08" PRIx32
+			       " after its lease of %" PRIu32 " ms (ENDED %" PRIu32 ")\n",
+			       PROGRAM, a->rkey, a->lease_ms, v);
+		return ret;
+	}
+	ret = control(conn, o->which == STALE ? &wr : &inv, BENCH_CTRL_ENDED, &v);
+	if (ret == 0)
+		printf("%s: %s: rkey 0x%08" PRIx32 " revoked (%s), ENDED %" PRIu32 "\n", PROGRAM,
+		       names[o->which], a->rkey,
+		       o->which == STALE ? "END: the server's local invalidate"
+		                         : "our SEND WITH INVALIDATE",
+		       v);
+	return ret;
+}
+
+/* [misbehave] */
+static int misbehave(const struct options *o, struct rex_conn *conn, struct rex_buffers *src,
+                     const struct bench_accept *a)
+{
+	uint64_t remote = o->which == OTHER      ? o->remote
+	                  : o->which == PAST_END ? a->addr + a->length - 8
+	                                         : a->addr;
+	uint32_t rkey = o->which == OTHER ? (uint32_t)o->rkey : a->rkey;
+	uint32_t len = o->which == PAST_END ? 16 : 8;
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_RDMA_WRITE,
+	                         .wr.rdma = {.remote_addr = remote, .rkey = rkey}};
+	struct ibv_wc wc;
+	int ret;
+
+	memset(src->mem, 0xee, len);
+	ret = post_wait(conn, &wr, &wc);
+	if (ret)
+		return ret;
+	printf("%s: %s: %s of %" PRIu32 " bytes at 0x%" PRIx64 " (window 0x%" PRIx64 "+%" PRIu32
+	       ") with rkey 0x%08" PRIx32 ": %s (%s)\n",
+	       PROGRAM, names[o->which], "WRITE", len, remote, a->addr, a->length, rkey,
+	       ibv_wc_status_str(wc.status), wc.status == IBV_WC_SUCCESS ? "it landed" : "refused");
+	if (o->which == GOOD)
+		return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+	return wc.status == IBV_WC_REM_ACCESS_ERR ? 0 : -EACCES;
+}
+/* [misbehave] */
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	struct bench_hello h = {
+	    .op = BENCH_OP_WRITE, .mode = BENCH_MODE_BW, .max_size = WINDOW, .depth = 1, .qps = 1};
+	uint8_t hello[BENCH_HELLO_LEN];
+	struct bench_accept a;
+	struct rex_conn_attr attr;
+	struct rex_conn *conn;
+	struct rex_buffers src = {0};
+	char why[BENCH_WHY_SIZE];
+	int status = REX_EXIT_FAILURE;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (parse(argc, argv, &o))
+		return REX_EXIT_USAGE;
+	ret = rex_device_present();
+	if (ret < 0)
+		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
+	rex_conn_attr_default(&attr);
+	if (o.which == WRITE_TO_READ)
+		h.op = BENCH_OP_READ; /* a window of remote read only */
+	conn = rex_conn_create_client(o.addr, o.port, &attr);
+	if (!conn)
+		return REX_EXIT_FAILURE;
+	if (rex_buffers_create(&src, conn->pd, 1, 64, IBV_ACCESS_LOCAL_WRITE))
+		goto out_destroy_conn;
+	bench_hello_encode(&h, hello);
+	if (rex_conn_connect(conn, hello, sizeof(hello)))
+		goto out_deregister;
+	if (bench_accept_decode(conn->peer_data, conn->peer_data_len, &a, why, sizeof(why))) {
+		fprintf(stderr, "%s: bad accept: %s\n", PROGRAM, why);
+		goto out_disconnect;
+	}
+	if (prepare(&o, conn, &src, &a) == 0 && misbehave(&o, conn, &src, &a) == 0)
+		status = REX_EXIT_OK;
+out_disconnect:
+	/* The helper stops our QP whatever the server did; nothing is left
+	 * outstanding (each work request was waited for, or its QP failed). */
+	if (rex_conn_disconnect(conn))
+		status = REX_EXIT_FAILURE;
+out_deregister:
+	if (rex_buffers_destroy(&src))
+		status = REX_EXIT_FAILURE;
+out_destroy_conn:
+	if (rex_conn_destroy(conn))
+		status = REX_EXIT_FAILURE;
+	return status;
+}
