@@ -14,7 +14,11 @@
  *   2. makes a pool of buffers of that size (rex_pool) and times -n samples
  *      of get + put, each sample a batch of 1000 pairs (one pair is quicker
  *      than one read of the clock);
- *   3. prints the median and 99th percentile of both and their ratio.
+ *   3. times -n pairs of bind + invalidate of a type 2 memory window over
+ *      the same buffer, registered once with IBV_ACCESS_MW_BIND: what a
+ *      narrow, revocable grant costs (regcost_mw.c);
+ *   4. prints the median and 99th percentile of each, and the ratio of
+ *      registration to the pool.
  * Sizes above 1 MiB get --large-count pairs (default 200) instead of -n.
  *
  *     build/bin/06-mr-pool-regcost                       # the page's table
@@ -41,6 +45,7 @@
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
+#include "regcost.h"
 #include "rex_pool.h"
 #include "stats.h"
 
@@ -55,9 +60,7 @@
 #define MAX_SIZES           16
 /* Largest -s: 1 GiB, which is pinned in RAM while it is registered. */
 #define MAX_SIZE (1ull << 30)
-/* Untimed pairs before the timed ones: the first calls fault in the
- * library's and the kernel's code and data. */
-#define WARMUP 10
+#define WARMUP   RC_WARMUP /* untimed pairs first (regcost.h) */
 /* Pool pairs per timed sample. A get + put takes nanoseconds, far less than
  * a clock read (2.5 us under the lab's emulated CPU); 1000 of them make the
  * clock's part small. */
@@ -90,14 +93,16 @@ struct rc_row {
 	enum rex_pool_pages pool_got; /* what the pool's region had */
 	uint32_t pool_buffers;
 	uint64_t calls;
-	struct mp_summary reg;  /* us per reg + dereg */
-	struct mp_summary pool; /* us per get + put */
+	struct mp_summary reg;    /* us per reg + dereg */
+	struct mp_summary pool;   /* us per get + put */
+	struct mp_summary window; /* us per bind + invalidate of a window over it */
 };
 
 /* The device, and what every row shares. */
 struct rc_run {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct rc_mw_rig rig; /* a QP to bind windows on (regcost_mw.c) */
 	char device[64];
 	double clock_ns; /* what one clock read costs */
 	struct rc_row rows[2 * MAX_SIZES];
@@ -153,12 +158,9 @@ static int parse_sizes(char *list, struct rc_options *o)
 static int parse_options(int argc, char **argv, struct rc_options *o)
 {
 	static const struct option longs[] = {
-	    {"large-count", required_argument, NULL, 'N'},
-	    {"pages", required_argument, NULL, 'P'},
-	    {"json", required_argument, NULL, 'J'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
+	    {"large-count", required_argument, NULL, 'N'}, {"pages", required_argument, NULL, 'P'},
+	    {"json", required_argument, NULL, 'J'},        {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},           {NULL, 0, NULL, 0},
 	};
 	char sizes[] = DEFAULT_SIZES;
 	char *copy;
@@ -225,7 +227,7 @@ static int parse_options(int argc, char **argv, struct rc_options *o)
 	return -1;
 }
 
-static double now_us(void)
+double rc_now_us(void)
 {
 	struct timespec ts;
 
@@ -236,12 +238,12 @@ static double now_us(void)
 /* What one clock read costs here: under an emulated CPU it can be a lot. */
 static double clock_cost_ns(void)
 {
-	double start = now_us(), end;
+	double start = rc_now_us(), end;
 	int i;
 
 	for (i = 0; i < 999; i++)
-		(void)now_us();
-	end = now_us();
+		(void)rc_now_us();
+	end = rc_now_us();
 	return (end - start) * 1e3 / 1000;
 }
 
@@ -330,7 +332,7 @@ static int time_registration(struct rc_run *run, struct rc_row *row, bool verbos
 	 * fresh memory.
 	 */
 	for (i = 0; i < WARMUP + row->calls; i++) {
-		t0 = now_us();
+		t0 = rc_now_us();
 		mr = ibv_reg_mr(run->pd, mem.addr, row->size, ACCESS);
 		if (!mr) {
 			ret = -errno;
@@ -344,9 +346,12 @@ static int time_registration(struct rc_run *run, struct rc_row *row, bool verbos
 			goto out_unmap;
 		}
 		if (i >= WARMUP)
-			run->samples[i - WARMUP] = now_us() - t0;
+			run->samples[i - WARMUP] = rc_now_us() - t0;
 	}
 	mp_summarize(run->samples, row->calls, &row->reg);
+	/* And a narrow grant over the same pages, registered once. */
+	ret = rc_time_window(&run->rig, run->pd, mem.addr, row->size, row->calls, run->samples,
+	                     &row->window);
 out_unmap:
 	rex_pool_mem_unmap(&mem);
 	return ret;
@@ -379,7 +384,7 @@ static int time_pool(struct rc_run *run, struct rc_row *row)
 		return -errno;
 	row->pool_got = rex_pool_region(pool)->pages;
 	for (i = 0; i < WARMUP + row->calls; i++) {
-		t0 = now_us();
+		t0 = rc_now_us();
 		for (j = 0; j < POOL_BATCH; j++) {
 			b = rex_pool_get(pool);
 			if (!b || rex_pool_put(pool, b)) {
@@ -389,7 +394,7 @@ static int time_pool(struct rc_run *run, struct rc_row *row)
 			}
 		}
 		if (i >= WARMUP)
-			run->samples[i - WARMUP] = (now_us() - t0) / POOL_BATCH;
+			run->samples[i - WARMUP] = (rc_now_us() - t0) / POOL_BATCH;
 	}
 	mp_summarize(run->samples, row->calls, &row->pool);
 	ret = 0;
@@ -437,17 +442,18 @@ static void print_table(const struct rc_run *run)
 	char size[32], got[32];
 	int i;
 
-	printf("%-8s %-6s %-12s %6s  %10s %10s  %10s %10s  %8s\n", "size", "pages", "got", "calls",
-	       "reg+dereg", "", "pool get+put", "", "ratio");
-	printf("%-8s %-6s %-12s %6s  %10s %10s  %10s %10s  %8s\n", "", "", "", "", "median us",
-	       "p99 us", "median us", "p99 us", "medians");
+	printf("%-8s %-6s %-12s %6s  %10s %10s  %10s %10s  %10s %10s  %8s\n", "size", "pages",
+	       "got", "calls", "reg+dereg", "", "pool get+put", "", "bind+inval", "", "ratio");
+	printf("%-8s %-6s %-12s %6s  %10s %10s  %10s %10s  %10s %10s  %8s\n", "", "", "", "",
+	       "median us", "p99 us", "median us", "p99 us", "median us", "p99 us", "medians");
 	for (i = 0; i < run->nrows; i++) {
 		const struct rc_row *r = &run->rows[i];
 
-		printf("%-8s %-6s %-12s %6" PRIu64 "  %10.2f %10.2f  %10.4f %10.4f  %8.0f\n",
+		printf("%-8s %-6s %-12s %6" PRIu64
+		       "  %10.2f %10.2f  %10.4f %10.4f  %10.2f %10.2f  %8.0f\n",
 		       size_text(r->size, size, sizeof(size)), r->huge_asked ? "huge" : "normal",
 		       got_text(r, got, sizeof(got)), r->calls, r->reg.median, r->reg.p99,
-		       r->pool.median, r->pool.p99, ratio(r));
+		       r->pool.median, r->pool.p99, r->window.median, r->window.p99, ratio(r));
 	}
 }
 /* [print-table] */
@@ -494,6 +500,8 @@ static int write_json(const struct rc_run *run, const char *path)
 		json_summary(f, "reg_dereg", &r->reg);
 		fprintf(f, ",\n     ");
 		json_summary(f, "pool_get_put", &r->pool);
+		fprintf(f, ",\n     ");
+		json_summary(f, "bind_invalidate", &r->window);
 		fprintf(f, ",\n     \"ratio\": %.1f}", ratio(r));
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -549,9 +557,15 @@ int main(int argc, char **argv)
 		ret = REX_EXIT_FAILURE;
 		goto out_close;
 	}
+	/* A QP to bind windows on: connected to itself. */
+	if (rc_mw_rig_create(&run.rig, run.ctx, run.pd)) {
+		ret = REX_EXIT_FAILURE;
+		goto out_free;
+	}
 	run.clock_ns = clock_cost_ns();
 	printf("regcost: device %s; ibv_reg_mr + ibv_dereg_mr of one touched buffer "
-	       "(access IBV_ACCESS_LOCAL_WRITE) against rex_pool_get + rex_pool_put\n",
+	       "(access IBV_ACCESS_LOCAL_WRITE) against rex_pool_get + rex_pool_put, and "
+	       "bind + invalidate of a type 2 window over it\n",
 	       run.device);
 	printf("regcost: %" PRIu64 " pairs per size up to 1 MiB, %" PRIu64
 	       " above; pool pairs timed in batches of %d; a clock read costs %.0f ns\n",
@@ -566,6 +580,9 @@ int main(int argc, char **argv)
 		ret = REX_EXIT_FAILURE;
 	if (!ret && o.json)
 		printf("regcost: wrote %s\n", o.json);
+	if (rc_mw_rig_destroy(&run.rig))
+		ret = REX_EXIT_FAILURE;
+out_free:
 	free(run.samples);
 out_close:
 	/* 5. Release the protection domain and the device. */

@@ -40,6 +40,9 @@ int rex_mw_destroy(struct rex_mw *w)
 uint32_t rex_mw_bind_wr(struct rex_mw *w, struct ibv_mr *mr, void *addr, size_t length,
                         unsigned access, struct ibv_send_wr *wr)
 {
+	/* The window's key now is the last bind's (which has completed): the
+	 * provider names the window by it (rxe refuses the bind otherwise). */
+	w->mw->rkey = w->rkey;
 	/* A new key byte each bind: whoever kept the last grant's key is refused. */
 	w->rkey = ibv_inc_rkey(w->rkey);
 	w->addr = (uintptr_t)addr;

@@ -93,7 +93,9 @@ int rex_mw_destroy(struct rex_mw *w);
 /**
  * \brief Fill \p wr (zeroed first) with a bind of the window over
  *        [\p addr, \p addr + \p length) of \p mr, granting \p access, under a
- *        new key. Post it signalled; the grant holds once it completes.
+ *        new key. Post it signalled; the grant holds once it completes. Bind
+ *        the window again only after that: the next bind names the window
+ *        by this key (ibv_mw::rkey, which this function keeps up to date).
  * \param access  IBV_ACCESS_REMOTE_READ, _WRITE and/or _ATOMIC: what the
  *                peer may do, nothing more.
  * \return the new key, for the peer; also kept in \p w.

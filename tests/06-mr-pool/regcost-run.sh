@@ -5,9 +5,10 @@
 #
 # Runs the measurement briefly (4 KiB and 64 KiB, normal and huge pages, 50
 # pairs each), then checks its output's shape: the table's header and one
-# row per size and kind of page, with numbers where numbers belong; and the
-# JSON file, parsed by python3: its keys, four rows, a positive median and
-# p99 >= median in each, and a ratio that is the quotient of the medians.
+# row per size and kind of page, with numbers where numbers belong (three
+# columns: reg + dereg, pool get + put, a window's bind + invalidate); and
+# the JSON file, parsed by python3: its keys, four rows, a positive median
+# and p99 >= median in each, and a ratio that is the quotient of the medians.
 # The numbers themselves are not judged: they are the machine's.
 #
 # Exit status: 0 pass, 1 fail, 77 skipped (no RDMA device; a failure when
@@ -35,13 +36,13 @@ expect() {
 	printf '%s\n' "$out" | grep -Eq -- "$1" || fail "no line matches: $1"
 }
 num='[0-9]+\.[0-9]+'
-expect "^regcost: device [a-z0-9_]+; ibv_reg_mr \\+ ibv_dereg_mr of one touched buffer"
+expect "^regcost: device [a-z0-9_]+; ibv_reg_mr \\+ ibv_dereg_mr of one touched buffer .* and bind \\+ invalidate of a type 2 window over it$"
 expect "^regcost: 50 pairs per size up to 1 MiB, 200 above; pool pairs timed in batches of 1000; a clock read costs [0-9]+ ns$"
-expect "^size +pages +got +calls +reg\\+dereg +pool get\\+put +ratio$"
-expect "^ +median us +p99 us +median us +p99 us +medians$"
+expect "^size +pages +got +calls +reg\\+dereg +pool get\\+put +bind\\+inval +ratio$"
+expect "^ +median us +p99 us +median us +p99 us +median us +p99 us +medians$"
 for size in 4 64; do
-	expect "^$size KiB +normal +normal +50 +$num +$num +$num +$num +[0-9]+$"
-	expect "^$size KiB +huge +(MAP_HUGETLB|THP [0-9]+%|normal) +50 +$num +$num +$num +$num +[0-9]+$"
+	expect "^$size KiB +normal +normal +50 +$num +$num +$num +$num +$num +$num +[0-9]+$"
+	expect "^$size KiB +huge +(MAP_HUGETLB|THP [0-9]+%|normal) +50 +$num +$num +$num +$num +$num +$num +[0-9]+$"
 done
 expect "^regcost: wrote $json$"
 
@@ -61,7 +62,7 @@ for r in rows:
     assert r["got"] in ("normal", "THP", "MAP_HUGETLB"), r["got"]
     assert r["pages"] == "huge" or (r["got"] == "normal" and r["thp_percent"] == 0), r
     assert r["calls"] == 50
-    for name in ("reg_dereg", "pool_get_put"):
+    for name in ("reg_dereg", "pool_get_put", "bind_invalidate"):
         s = r[name]
         assert s["n"] == 50
         assert 0 < s["min"] <= s["median"] <= s["p99"] <= s["max"], (name, s)

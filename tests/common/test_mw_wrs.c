@@ -31,8 +31,10 @@ int main(void)
 	CHECK_U64_EQ(wr.bind_mw.bind_info.length, 16);
 	CHECK_INT_EQ(wr.bind_mw.bind_info.mw_access_flags, IBV_ACCESS_REMOTE_WRITE);
 	CHECK_TRUE(wr.next == NULL && wr.num_sge == 0);
+	CHECK_U64_EQ(fake.rkey, 0x123400ff); /* the window, named by its key now */
 	k2 = rex_mw_bind_wr(&w, &mr, buf, 8, IBV_ACCESS_REMOTE_ATOMIC, &wr);
 	CHECK_U64_EQ(k2, 0x12340001); /* a new grant, a new key: the old one is stale */
+	CHECK_U64_EQ(fake.rkey, k1);  /* the first bind's key, which it has now */
 	CHECK_U64_EQ(w.rkey, k2);
 	CHECK_U64_EQ(w.length, 8);
 
