@@ -16,6 +16,11 @@ P(Binomial(N, 1/2) < k) <= 2.5%. The verdict comes from the interval alone:
 "faster" when it lies above 1, "slower" below 1, "not told apart" when it
 holds 1. It needs N >= 6 pairs (with 6 to 8, the interval is min..max).
 
+With --against pool, the second program is ours too, its server run with
+-g pool (every client gets the pool's rkey) while ours keeps its windows:
+the ratio is then what least privilege costs, windows over pool rkey, by
+the same rule.
+
 06-mr-pool/compare runs this where RDMA works (the lab's VM on a machine
 without it); see there for the command line. This file only needs Python 3's
 standard library, perftest's programs, our two programs and gnuplot.
@@ -217,7 +222,7 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     """Start a server, run a client against it, stop the server. Returns the
     client's result dict (with cpu_user_s and cpu_sys_s from wait4) or None."""
     log = f"{rawdir}/{tag}"
-    if tool == "perftest":
+    if tool == "perftest" and args.against == "perftest":
         prog = PERFTEST[(op, mode)]
         common = [prog, "-d", dev, "-x", str(gid), "-F", "-p", str(port), "-n", str(n)]
         common += ["-A", ATOMIC[op]] if op in ATOMIC else ["-s", str(size)]
@@ -228,8 +233,10 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         ready = r"Waiting for client"
         client_argv = common + [args.addr]
     else:
+        # --against pool: the "perftest" slot is ours with the pool's rkey.
+        grant = ["-g", "pool"] if tool == "perftest" else []
         server = Run([f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p", str(port)] +
-                     args.ours_server_args.split(), log + ".server.log")
+                     args.ours_server_args.split() + grant, log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
         client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
@@ -249,13 +256,14 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     client = Run(client_argv, log + ".client.log")
     status, user, system = client.finish(RUN_TIMEOUT)
     # perftest's server ends with its client; ours serves until told to stop.
-    if tool == "ours":
+    if tool == "ours" or args.against == "pool":
         server.stop(signal.SIGTERM)
     server.finish(15)
     if status != 0:
         say(f"  {tool}: the client exited with {status} (see {client.log})")
         return None
-    row = parse_perftest(client.lines, mode) if tool == "perftest" else parse_ours(json_path)
+    row = (parse_perftest(client.lines, mode) if tool == "perftest" and args.against == "perftest"
+           else parse_ours(json_path))
     if row is None:
         say(f"  {tool}: no result in its output (see {client.log})")
         return None
@@ -347,6 +355,8 @@ def main():
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     p.add_argument("--ours-server-args", default="",
                    help="more arguments for 06-mr-pool-server (say '-s 64K')")
+    p.add_argument("--against", choices=("perftest", "pool"), default="perftest",
+                   help="pool: hold ours (a window per client) against ours with -g pool")
     args = p.parse_args()
     if not args.addr:
         fail("no address: give --addr or set RDMA_LAB_ADDR")
@@ -424,7 +434,7 @@ def main():
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
-            "ours_server_args": args.ours_server_args,
+            "ours_server_args": args.ours_server_args, "against": args.against,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:
@@ -468,6 +478,9 @@ def format_table(table, meta):
            "# ratio: ours / perftest as speed (latency: perftest / ours), above 1 = ours faster; "
            "median of the pairs' ratios, with the sign test's interval (95% or more);\n"
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
+           *(["# against pool: the 'perftest' columns are ours too, its server with -g pool "
+              "(one rkey for the whole pool); 'ours' has a window per client: the ratio is what "
+              "least privilege costs\n"] if meta.get("against") == "pool" else []),
            f"{'op':<6} {'mode':<4} {'bytes':>8} {'ours':>8} {'ours spread':>15} "
            f"{'perftest':>8} {'perftest spread':>15} {'ratio':>6} {'interval':>11} "
            f"{'verdict':<14} {'cpu ours':>8} {'cpu pt':>6}\n"]

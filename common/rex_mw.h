@@ -78,6 +78,8 @@ struct rex_mw {
 
 /**
  * \brief Allocate a type 2 window in \p pd (ibv_alloc_mw()).
+ * \param w   filled in; all zero on failure.
+ * \param pd  the protection domain of the region and of the QP it will be bound on.
  * \return 0, or a negative errno after naming the call (-EOPNOTSUPP when
  *         the device has no type 2 windows: see its IBV_DEVICE_MEM_WINDOW_TYPE_2B).
  */
@@ -86,6 +88,7 @@ int rex_mw_create(struct rex_mw *w, struct ibv_pd *pd);
 /**
  * \brief Free the window (ibv_dealloc_mw()): whatever grant it carried is
  *        revoked. Accepts a window never created (all zero), and zeroes it.
+ * \param w  the window.
  * \return 0, or a negative errno after naming the call.
  */
 int rex_mw_destroy(struct rex_mw *w);
@@ -96,8 +99,14 @@ int rex_mw_destroy(struct rex_mw *w);
  *        new key. Post it signalled; the grant holds once it completes. Bind
  *        the window again only after that: the next bind names the window
  *        by this key (ibv_mw::rkey, which this function keeps up to date).
+ * \param w       the window; its new key, bounds and rights are kept in it.
+ * \param mr      the registered region (IBV_ACCESS_MW_BIND) the window lies in.
+ * \param addr    the window's first byte, inside \p mr.
+ * \param length  the window's bytes.
  * \param access  IBV_ACCESS_REMOTE_READ, _WRITE and/or _ATOMIC: what the
  *                peer may do, nothing more.
+ * \param wr      the work request, zeroed and filled in; post it on the QP
+ *                the window is for.
  * \return the new key, for the peer; also kept in \p w.
  */
 uint32_t rex_mw_bind_wr(struct rex_mw *w, struct ibv_mr *mr, void *addr, size_t length,
@@ -106,6 +115,8 @@ uint32_t rex_mw_bind_wr(struct rex_mw *w, struct ibv_mr *mr, void *addr, size_t 
 /**
  * \brief Fill \p wr (zeroed first) with a local invalidate of the window's
  *        current key. Post it signalled; the grant is revoked once it completes.
+ * \param w   the window.
+ * \param wr  the work request, zeroed and filled in.
  */
 void rex_mw_invalidate_wr(const struct rex_mw *w, struct ibv_send_wr *wr);
 
@@ -129,6 +140,9 @@ int rex_mw_post_wait(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *w
  * kernel's value of that flag instead (1 << 2), which user space reads as
  * IBV_WC_IP_CSUM_OK: a flag no receive on an RC QP carries otherwise. Both
  * are read as the invalidate here, so the same code works on rxe and NICs.
+ * \param wc    a successful receive completion.
+ * \param rkey  the key the sender revoked, when it returns true.
+ * \return true when \p wc took a SEND WITH INVALIDATE.
  */
 bool rex_mw_wc_invalidated(const struct ibv_wc *wc, uint32_t *rkey);
 

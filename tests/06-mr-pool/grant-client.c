@@ -57,6 +57,7 @@
 #define PROGRAM "grant-client"
 #define WINDOW  64u   /* the bytes it asks for */
 #define WAIT_MS 10000 /* a control answer, a completion */
+#define RECVS   8     /* receives kept posted for control messages */
 
 enum which { GOOD, OTHER, STALE, STALE_INV, LEASE, PAST_END, WRITE_TO_READ };
 static const char *const names[] = {"good",  "other",    "stale", "stale-inv",
@@ -142,19 +143,27 @@ static int post_wait(struct rex_conn *conn, struct ibv_send_wr *wr, struct ibv_w
 	return ret < 0 ? ret : 0;
 }
 
-/* A control message, and the server's answer of type \p want (its value
- * in \p value). Our receives are zero-length: they take control messages. */
-static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want, uint32_t *value)
+/* Zero-length receives for the server's control messages, which can come
+ * three at once (CPU_USER, CPU_SYS, RESULT): one posted per one taken. */
+static int post_recvs(struct rex_conn *conn, int n)
 {
 	struct ibv_recv_wr rwr = {.wr_id = 1}, *rbad;
+	int ret = 0;
+
+	while (n-- > 0 && ret == 0)
+		ret = ibv_post_recv(conn->qp, &rwr, &rbad);
+	if (ret)
+		rex_report_errno("ibv_post_recv", ret);
+	return -ret;
+}
+
+/* A control message (NULL: none), and the server's answer of type \p want
+ * (its value in \p value). */
+static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want, uint32_t *value)
+{
 	struct ibv_wc wc;
 	int ret;
 
-	ret = ibv_post_recv(conn->qp, &rwr, &rbad);
-	if (ret) {
-		rex_report_errno("ibv_post_recv", ret);
-		return -ret;
-	}
 	if (wr && (ret = post_wait(conn, wr, &wc)) != 0)
 		return ret;
 	if (wr && wc.status != IBV_WC_SUCCESS) {
@@ -171,7 +180,7 @@ static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want,
 		return -EPROTO;
 	}
 	*value = bench_ctrl_value(be32toh(wc.imm_data));
-	return 0;
+	return post_recvs(conn, 1);
 }
 
 static struct ibv_send_wr imm_wr(unsigned type, uint32_t value)
@@ -310,7 +319,7 @@ int main(int argc, char **argv)
 	if (rex_buffers_create(&src, conn->pd, 1, 64, IBV_ACCESS_LOCAL_WRITE))
 		goto out_destroy_conn;
 	bench_hello_encode(&h, hello);
-	if (rex_conn_connect(conn, hello, sizeof(hello)))
+	if (post_recvs(conn, RECVS) || rex_conn_connect(conn, hello, sizeof(hello)))
 		goto out_deregister;
 	if (bench_accept_decode(conn->peer_data, conn->peer_data_len, &a, why, sizeof(why))) {
 		fprintf(stderr, "%s: bad accept: %s\n", PROGRAM, why);

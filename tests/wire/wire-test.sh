@@ -9,7 +9,7 @@
 #
 #   tests/wire/wire-test.sh CHAPTER [OUT.txt]
 #
-# CHAPTER is 01 .. 06. OUT.txt: where to keep the trace (the pages' traces in
+# CHAPTER is 01 .. 06, or 06g (06's grants: memory windows). OUT.txt: where to keep the trace (the pages' traces in
 # docs/wire/ are made this way: each page names the command). Runs on the host: it
 # boots its own VMs (skipped inside the lab VM). Exit: 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
@@ -31,6 +31,9 @@ case "$chapter" in
 04) server="$BIN/04-imm-server -a \$RDMA_LAB_ADDR -s 1K -k 4" client="$BIN/04-imm-client -a \$RDMA_LAB_ADDR -s 1K -n 6" ;;
 05) stop=(--stop) server="$BIN/05-async-server -a \$RDMA_LAB_ADDR" client="$BIN/05-async-client -a \$RDMA_LAB_ADDR -q 3 -w 2 -n 4" ;;
 06) stop=(--stop) server="$BIN/06-mr-pool-server -B \$RDMA_LAB_ADDR -s 64K -o write" client="$BIN/06-mr-pool-client -o write -s 64K -n 200 \$RDMA_LAB_ADDR" ;;
+# 06's grants: the hostile client's stale-inv case, a SEND WITH INVALIDATE of its
+# window's key, then a WRITE with that key, which earns a NAK.
+06g) stop=(--stop) server="$BIN/06-mr-pool-server -B \$RDMA_LAB_ADDR -s 64K -o write" client="$BIN/../tests/06-mr-pool-grant-client -a \$RDMA_LAB_ADDR --case stale-inv" ;;
 *) echo "no such chapter: $chapter"; exit 2 ;;
 esac
 [ -x "${server%% *}" ] || { echo "SKIP: ${server%% *} is not built"; exit 77; }
@@ -99,6 +102,17 @@ case "$chapter" in
 	rate=$(awk -v n="$n" 'NR > 1 && $0 ~ /RC RDMA Write/ { if (f == "") f = $1; l = $1 } END { if (l > f) printf "%d RDMA WRITE packets in %.0f ms: %.0f packets/s", n, l - f, n / ((l - f) / 1000) }' "$t")
 	echo "06: $rate"
 	[ -z "$keep" ] || echo "rate: $rate" >>"$keep"
+	;;
+06g)
+	# The client's end: a SEND WITH INVALIDATE of its key; the server's
+	# ENDED; the client's WRITE with the revoked key, and the NAK it earns.
+	grep -qE '^ +[0-9.]+  c>s  RC Send Only Invalidate' "$t" || fail "no SEND WITH INVALIDATE from the client"
+	grep -qE '^ +[0-9.]+  s>c  RC Acknowledge .*NAK: remote access error' "$t" || fail "no NAK (remote access error) from the server"
+	# The bind and the local work of the server never reach the wire: the
+	# server sends nothing but acknowledgements, its control messages
+	# (SEND Only Immediate) and the NAK.
+	bad=$(awk 'NR > 1 && $2 == "s>c" && $3 == "RC" && $0 !~ /RC (Acknowledge|Send Only Immediate)/' "$t")
+	[ -z "$bad" ] || fail "the server sent more than ACKs and control messages: $bad"
 	;;
 esac
 echo "capture and checks: ${took}s"
