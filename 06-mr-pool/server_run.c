@@ -157,8 +157,14 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 
 	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
 		return grant_completion(ss, wc); /* a bind or an invalidate; sends need nothing */
-	if (rex_mw_wc_invalidated(wc, &rkey))    /* its SEND WITH INVALIDATE */
-		return wc->byte_len ? -EPROTO : grant_invalidated(ss, rkey);
+	if (rex_mw_wc_invalidated(wc, &rkey)) {  /* its SEND WITH INVALIDATE */
+		if (wc->byte_len == 0)
+			return grant_invalidated(ss, rkey);
+		fprintf(stderr,
+		        "server: %s: a SEND WITH INVALIDATE that carries %" PRIu32 " bytes\n",
+		        ss->conn.name, wc->byte_len);
+		return -EPROTO;
+	}
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 		data = h->op == BENCH_OP_WRITE_IMM && bench_ctrl_type(imm) == BENCH_CTRL_DATA;
 	else if (wc->wc_flags & IBV_WC_WITH_IMM)

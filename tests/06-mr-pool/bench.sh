@@ -250,6 +250,7 @@ grant_cases)
 			has "grant-$c" "^grant-client: good: WRITE of 8 bytes .*: success \(it landed\)$"
 		else
 			has "grant-$c" "^grant-client: $c: WRITE of 8 bytes .*: remote access error \(refused\)$"
+			has "grant-$c" "^grant-client: the server disconnected us$"
 		fi
 	done
 	has grant-stale '^grant-client: stale: rkey 0x[0-9a-f]{8} revoked \(END: the server.s local invalidate\), ENDED 0$'

@@ -28,7 +28,9 @@
  * resources, so rdma_cm gives our QP none to send a READ with.)
  *
  * It prints one line "grant-client: CASE: OP ... : STATUS", where STATUS is
- * the completion's status name and text, and then disconnects.
+ * the completion's status name and text. When the access was refused, the
+ * server's QP has stopped too, and it waits for the server to disconnect
+ * it ("the server disconnected us"); otherwise it disconnects.
  *
  * Exit 0 when the access was refused with IBV_WC_REM_ACCESS_ERR (or, for
  * good, landed); 1 when it landed where it should not have, or anything
@@ -261,7 +263,7 @@ static int prepare(const struct options *o, struct rex_conn *conn, struct rex_bu
 
 /* [misbehave] */
 static int misbehave(const struct options *o, struct rex_conn *conn, struct rex_buffers *src,
-                     const struct bench_accept *a)
+                     const struct bench_accept *a, bool *refused)
 {
 	uint64_t remote = o->which == OTHER      ? o->remote
 	                  : o->which == PAST_END ? a->addr + a->length - 8
@@ -280,6 +282,7 @@ static int misbehave(const struct options *o, struct rex_conn *conn, struct rex_
 	ret = post_wait(conn, &wr, &wc);
 	if (ret)
 		return ret;
+	*refused = wc.status == IBV_WC_REM_ACCESS_ERR;
 	printf("%s: %s: %s of %" PRIu32 " bytes at 0x%" PRIx64 " (window 0x%" PRIx64 "+%" PRIu32
 	       ") with rkey 0x%08" PRIx32 ": %s (%s)\n",
 	       PROGRAM, names[o->which], "WRITE", len, remote, a->addr, a->length, rkey,
@@ -302,6 +305,7 @@ int main(int argc, char **argv)
 	struct rex_buffers src = {0};
 	char why[BENCH_WHY_SIZE];
 	int status = REX_EXIT_FAILURE;
+	bool refused = false;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -325,8 +329,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: bad accept: %s\n", PROGRAM, why);
 		goto out_disconnect;
 	}
-	if (prepare(&o, conn, &src, &a) == 0 && misbehave(&o, conn, &src, &a) == 0)
+	if (prepare(&o, conn, &src, &a) == 0 && misbehave(&o, conn, &src, &a, &refused) == 0)
 		status = REX_EXIT_OK;
+	/* A refused access stopped the server's QP as well, and the server
+	 * ends the connection: we answer its disconnect. Disconnecting
+	 * ourselves then would cross its request (under load the CM answered
+	 * ours with a REJ). */
+	if (refused) {
+		if (rex_conn_wait_disconnect(conn))
+			status = REX_EXIT_FAILURE;
+		else
+			printf("%s: the server disconnected us\n", PROGRAM);
+		goto out_deregister;
+	}
 out_disconnect:
 	/* The helper stops our QP whatever the server did; nothing is left
 	 * outstanding (each work request was waited for, or its QP failed). */
