@@ -239,13 +239,13 @@ static int register_buffers(struct client *c)
 	c->source_mr = ibv_reg_mr(c->conn->pd, c->source, c->opts.size, 0);
 	if (!c->source_mr) {
 		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
+		rex_report_reg_errno("ibv_reg_mr", err, c->opts.size);
 		return -err;
 	}
 	c->sink_mr = ibv_reg_mr(c->conn->pd, c->sink, c->opts.size, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->sink_mr) {
 		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
+		rex_report_reg_errno("ibv_reg_mr", err, c->opts.size);
 		goto out_deregister_source;
 	}
 	/* The "done" message, sent with chapter 02's helper: page-aligned

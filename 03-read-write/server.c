@@ -257,7 +257,7 @@ static int register_buffer(struct server *s, struct session *c)
 	c->buffer_mr = ibv_reg_mr(c->conn->pd, s->buffer, length, REMOTE_ACCESS);
 	if (!c->buffer_mr) {
 		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
+		rex_report_reg_errno("ibv_reg_mr", err, length);
 		reject_client(c, "the server could not register the memory");
 		return -err;
 	}

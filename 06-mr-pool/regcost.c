@@ -336,7 +336,7 @@ static int time_registration(struct rc_run *run, struct rc_row *row, bool verbos
 		mr = ibv_reg_mr(run->pd, mem.addr, row->size, ACCESS);
 		if (!mr) {
 			ret = -errno;
-			rex_report_errno("ibv_reg_mr", errno);
+			rex_report_reg_errno("ibv_reg_mr", errno, row->size);
 			goto out_unmap;
 		}
 		ret = ibv_dereg_mr(mr); /* an errno value */

@@ -138,7 +138,7 @@ int rc_time_window(struct rc_mw_rig *rig, struct ibv_pd *pd, void *addr, uint64_
 
 	if (!mr) {
 		ret = -errno;
-		rex_report_errno("ibv_reg_mr (MW_BIND)", errno);
+		rex_report_reg_errno("ibv_reg_mr", errno, size);
 		return ret;
 	}
 	ret = rex_mw_create(&w, pd);

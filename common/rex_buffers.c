@@ -49,7 +49,7 @@ int rex_buffers_create(struct rex_buffers *b, struct ibv_pd *pd, uint32_t count,
 	b->mr = ibv_reg_mr(pd, b->mem, len, access);
 	if (!b->mr) {
 		err = errno;
-		rex_report_errno("ibv_reg_mr", err);
+		rex_report_reg_errno("ibv_reg_mr", err, len);
 		free(b->mem);
 		b->mem = NULL;
 		return -err;

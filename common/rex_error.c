@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 /* Room for one message; the longest call name plus hint fits many times over. */
 #define REPORT_BUF_LEN 1024
@@ -148,6 +149,43 @@ void rex_report_errno(const char *call, int err)
 	rex_format_errno(msg, sizeof(msg), call, err);
 	rex_errorf("%s", msg);
 }
+
+/* [memlock] */
+int rex_format_reg_errno(char *buf, size_t len, const char *call, int err, size_t bytes)
+{
+	char what[160];
+	struct rlimit lim;
+
+	if (err < 0)
+		err = -err;
+	snprintf(what, sizeof(what), "%s of %zu bytes", call ? call : "(unknown call)", bytes);
+	if ((err != ENOMEM && err != EAGAIN) || getrlimit(RLIMIT_MEMLOCK, &lim) ||
+	    lim.rlim_cur == RLIM_INFINITY)
+		return rex_format_errno(buf, len, what, err);
+	return snprintf(buf, len,
+	                "%s: %s\n  hint: registered memory is pinned, and counts against the "
+	                "locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`): %llu KiB for this "
+	                "process, and this registration asked for %zu KiB more (memory it "
+	                "registered before counts too)%s\n  hint: raise the limit for this user: "
+	                "`memlock` in /etc/security/limits.conf (then log in again), "
+	                "LimitMEMLOCK=infinity for a systemd service, `--ulimit memlock=-1` for a "
+	                "container, `ulimit -l unlimited` in a shell where root allows it; or "
+	                "register less",
+	                what, strerror(err), (unsigned long long)(lim.rlim_cur / 1024),
+	                (bytes + 1023) / 1024,
+	                geteuid() == 0 ? " (root with CAP_IPC_LOCK is not held to it: then "
+	                                 "the memory itself ran short)"
+	                               : "");
+}
+
+void rex_report_reg_errno(const char *call, int err, size_t bytes)
+{
+	char msg[REPORT_BUF_LEN];
+
+	rex_format_reg_errno(msg, sizeof(msg), call, err, bytes);
+	rex_errorf("%s", msg);
+}
+/* [memlock] */
 
 const char *rex_wc_hint(enum ibv_wc_status status)
 {

@@ -99,6 +99,30 @@ int rex_format_errno(char *buf, size_t len, const char *call, int err);
 void rex_report_errno(const char *call, int err);
 
 /**
+ * \brief Write into \p buf the message for a registration of \p bytes that
+ *        failed with \p err. When the cause may be the locked-memory limit
+ *        (ENOMEM or EAGAIN, and the limit is finite), the hint names the
+ *        limit, what this registration asked to pin, and how to raise it:
+ *
+ *            ibv_reg_mr of 1048576 bytes: Cannot allocate memory
+ *              hint: registered memory is pinned, and counts against the
+ *              locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`): 64 KiB for
+ *              this process, and this registration asked for 1024 KiB more ...
+ *
+ *        Otherwise it is rex_format_errno()'s message for "CALL of N bytes".
+ * \param buf    where the message goes.
+ * \param len    room in \p buf.
+ * \param call   "ibv_reg_mr", or the call that pinned the memory.
+ * \param err    positive errno value (a negative one is accepted and negated).
+ * \param bytes  what the registration asked for.
+ * \return as snprintf().
+ */
+int rex_format_reg_errno(char *buf, size_t len, const char *call, int err, size_t bytes);
+
+/** \brief Print rex_format_reg_errno()'s message, as rex_report_errno() does. */
+void rex_report_reg_errno(const char *call, int err, size_t bytes);
+
+/**
  * \brief A one-line hint for a well-known work-completion status, or NULL.
  * \return a static string (never free it), or NULL.
  */

@@ -252,7 +252,7 @@ struct rex_pool *rex_pool_create(struct ibv_pd *pd, const struct rex_pool_attr *
 	                               attr->access);
 	if (!pool->mr) {
 		err = errno ? errno : EIO;
-		rex_report_errno("ibv_reg_mr", err);
+		rex_report_reg_errno("ibv_reg_mr", err, pool->mem.len);
 		goto out_unmap;
 	}
 
