@@ -78,7 +78,7 @@ struct options {
 	unsigned depth, qps, sig, inline_size, post_list;
 	bool sweep, events, verbose, size_set, iters_set, depth_set, sig_set, warmup_set;
 	bool as_perftest; /* --as-perftest: the figures computed as perftest does */
-	bool end_by_server; /* --end server: END, and the server invalidates; else our SEND WITH INVALIDATE */
+	bool end_by_server; /* --end server: END (the server invalidates), not SEND WITH INV */
 	const char *json, *csv;
 };
 

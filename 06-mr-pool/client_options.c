@@ -10,7 +10,8 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s [options] SERVER_ADDRESS\n"
-	    "Measure SEND, WRITE, WRITE WITH IMM or READ against 06-mr-pool-server, as perftest.\n"
+	    "Measure SEND, WRITE, WRITE WITH IMM, READ or atomics against 06-mr-pool-server, as\n"
+	    "perftest does.\n"
 	    "The server's address is an argument, as in perftest: -a is the sweep.\n"
 	    "  -p PORT        server port (default %u)\n"
 	    "  -o OP          send, write, write_imm, read, or the atomics fadd\n"

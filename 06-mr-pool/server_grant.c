@@ -198,8 +198,8 @@ int grant_invalidated(struct session *ss, uint32_t rkey)
 {
 	if (ss->grant != BENCH_GRANT_WINDOW || rkey != ss->mw.rkey) {
 		/* Another key: the device revoked something that was not this
-		 * client's to revoke (Soft-RoCE lets a SEND WITH INVALIDATE name
-		 * any window of the device). */
+		 * client's to revoke (by its source, Soft-RoCE lets a SEND WITH
+		 * INVALIDATE name any window of the device; not tried). */
 		fprintf(stderr,
 		        "server: %s: a SEND WITH INVALIDATE of rkey 0x%08" PRIx32
 		        ", which is not its grant\n",

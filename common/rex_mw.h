@@ -32,28 +32,30 @@
  *   IBV_ACCESS_LOCAL_WRITE for a window that grants remote write or remote
  *   atomic (C10-74). Its own rkey then opens nothing to a peer, unless the
  *   region also has remote rights: give it none.
- * - A type 2 window is bound by a work request on a QP's send queue, in the
- *   order of that queue, and is tied to that QP (type 2B): a peer using the
- *   key on any other QP, another client's, is refused.
+ * - A type 2 window is bound by a work request on a QP's send queue, and is
+ *   tied to that QP (type 2B): a peer using the key on any other QP,
+ *   another client's, is refused. Tell the peer its key only once the
+ *   bind's completion has come.
  * - Every bind gives the window a new key: the same 24-bit index and a new
  *   8-bit "key" byte (ibv_inc_rkey()). A peer keeping the key of an earlier
  *   grant is refused: a stale key fails, until the byte wraps after 256
  *   binds of that window.
  * - A local invalidate (IBV_WR_LOCAL_INV) on the QP, or the peer's SEND WITH
- *   INVALIDATE naming the key, revokes it; a work request posted after the
- *   invalidate on the same send queue sees it revoked.
+ *   INVALIDATE naming the key, revokes it; the local invalidate's
+ *   completion says it is done.
  * - ibv_dealloc_mw() revokes whatever the window's state; a region with a
  *   bound window cannot be deregistered (rxe refuses with EINVAL), and a
  *   window bound to a QP should go before the QP.
  *
- * What rxe (Soft-RoCE, Linux 6.1) does differently, checked in the lab and
- * in its source (drivers/infiniband/sw/rxe): it checks an access through a
- * window against the *region's* bounds, not the window's, so a peer can
- * reach past its window's end into the rest of the region; and it lets any
- * QP of the same device invalidate a type 2 window with a SEND WITH
- * INVALIDATE; and it flags such a receive with the wrong bit
- * (rex_mw_wc_invalidated()). The window's rights, its QP and its key are
- * enforced.
+ * What rxe (Soft-RoCE, Linux 6.1) does differently. Seen in the lab: it
+ * checks an access through a window against the *region's* bounds, not the
+ * window's, so a peer can reach past its window's end into the rest of the
+ * region (check_rkey() in drivers/infiniband/sw/rxe/rxe_resp.c); and it
+ * flags a receive that took a SEND WITH INVALIDATE with the wrong bit
+ * (rex_mw_wc_invalidated()). Read in its source, not tried: it lets a SEND
+ * WITH INVALIDATE from any QP of the device revoke a type 2 window
+ * (rxe_invalidate_mw() does not compare the QP). The window's rights, its
+ * QP and its key are enforced.
  *
  * Copy rex_mw.c with rex_mw.h, rex_error.c and rex_error.h; they need only
  * libibverbs.
