@@ -46,6 +46,7 @@ expect 2 "--out needs a file name" lab capture --out
 expect 0 "^scripts/rxe-up: " rxe-up --help
 expect 2 "one address prefix is needed" rxe-up
 expect 2 "one capture file is needed" wire-trace
+expect 2 "--width needs a number of columns, 60 or more" wire-trace --width 20 x.pcap
 expect 2 "unknown fault 'frobnicate'" wire-fault frobnicate
 expect 2 "loss wants a percentage" wire-fault loss lots
 expect 2 "expected --after N" wire-fault silent --after soon

@@ -28,3 +28,42 @@ wire_capture() {
 	"$ROOT/scripts/wire-trace" "$work/wire.pcap" >"$t" || { echo "FAIL: scripts/wire-trace failed"; exit 1; }
 }
 fail() { echo "FAIL: $*"; failed=1; }
+
+# wire_fold: standard input to standard output, every line within 100
+# columns, for the traces kept for the pages. A packet line (a trace's, from
+# scripts/wire-trace without --width) has its extra on the next line,
+# indented under "what", as "scripts/wire-trace --width 100" prints it; any
+# other long line goes on in lines indented by four spaces.
+wire_fold() {
+	awk -v width=100 '
+	function rest(text, indent, line, nw, w, i) {
+		line = ""
+		nw = split(text, w, " ")
+		for (i = 1; i <= nw; i++) {
+			if (line != "" && length(indent) + length(line) + 1 + length(w[i]) > width) {
+				print indent line
+				line = ""
+			}
+			line = line (line == "" ? "" : " ") w[i]
+		}
+		if (line != "") print indent line
+	}
+	length($0) <= width { print; next }
+	/^ *[0-9]+\.[0-9]+  [cs]>[cs]  / {
+		head = substr($0, 1, 69)
+		sub(/ +$/, "", head)
+		print head
+		rest(substr($0, 70), "                 ")
+		next
+	}
+	{
+		first = ""
+		n = split($0, w, " ")
+		for (i = 1; i <= n && length(first) + 1 + length(w[i]) <= width; i++)
+			first = first (first == "" ? "" : " ") w[i]
+		print first
+		text = ""
+		for (; i <= n; i++) text = text (text == "" ? "" : " ") w[i]
+		rest(text, "    ")
+	}'
+}

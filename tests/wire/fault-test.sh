@@ -132,7 +132,7 @@ loss-*)
 			echo "      ...  ($((end - line - 9)) packets left out)"
 			sed -n "$((end - 2)),$((end + 2))p" "$t"
 		  fi
-		  echo "(in all $(($(wc -l <"$t") - 1)) packets; sent again after a loss: $gaps after a gap, $late after a timeout)"; } >"$keep"
+		  echo "(in all $(($(wc -l <"$t") - 1)) packets; sent again after a loss: $gaps after a gap, $late after a timeout)"; } | wire_fold >"$keep"
 	fi
 	;;
 silent-03)
@@ -171,7 +171,7 @@ silent-03)
 		{ head -n 1 "$t"; sed -n "$((line > 6 ? line - 4 : 2)),\$p" "$t" | grep -vE 'Middle'
 		  for re in 'wire-fault: .* drops every' 'client: RDMA .*IBV_WC_RETRY_EXC_ERR 12' 'wire-fault: .* s after rxe0 last received a packet: '; do
 			grep -m1 -E -- "$re" "$out" | sed -E 's/^\[[a-z]+-vm\] /# /'
-		  done; } >"$keep"
+		  done; } | wire_fold >"$keep"
 	fi
 	;;
 linkdown-02)

@@ -43,7 +43,7 @@ esac
 wire_capture wire-test 120
 [ "$rc" -eq 0 ] || { echo "FAIL: scripts/lab capture exited with $rc after ${took}s"; exit 1; }
 # The kept trace (a page's): its first 60 packets, and a line counting the rest.
-[ -z "$keep" ] || "$ROOT/scripts/wire-trace" --max 60 "$work/wire.pcap" >"$keep" || { echo "FAIL: cannot write $keep"; exit 1; }
+[ -z "$keep" ] || "$ROOT/scripts/wire-trace" --max 60 --width 100 "$work/wire.pcap" >"$keep" || { echo "FAIL: cannot write $keep"; exit 1; }
 echo "--- trace: $(($(wc -l <"$t") - 1)) packets, the first 40 ---"
 head -n 41 "$t"
 
