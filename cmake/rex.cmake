@@ -41,11 +41,11 @@ endfunction()
 #             [SERVER <sources...>] [CLIENT <sources...>]
 #             [SHARED <sources...>]      compiled into both programs and the unit tests
 #             [UNIT_TESTS <sources...>]  tests/<NN-topic>/test_<what>.c -> test <NN-topic>.<what>
-#             [PAGE <docs page>])
+#             [PAGE <docs pages...>])     its walkthrough, one page or several, in reading order
 # Builds build/bin/<NN-topic>-server and build/bin/<NN-topic>-client, each
 # when its sources are given (a chapter may start with other programs only).
 function(rex_chapter name)
-  cmake_parse_arguments(CH "" "PAGE" "SERVER;CLIENT;SHARED;UNIT_TESTS" ${ARGN})
+  cmake_parse_arguments(CH "" "" "SERVER;CLIENT;SHARED;UNIT_TESTS;PAGE" ${ARGN})
   set(libs rex_common PkgConfig::RDMACM PkgConfig::IBVERBS)
   if(CH_SHARED)
     add_library(${name}-shared STATIC ${CH_SHARED})
@@ -68,9 +68,9 @@ function(rex_chapter name)
     string(REGEX REPLACE "^test_" "" what ${stem})
     rex_unit_test(${name}.${what} ${src} ${libs})
   endforeach()
-  if(CH_PAGE)
-    set_property(GLOBAL APPEND PROPERTY REX_DOC_PAGES ${CMAKE_CURRENT_SOURCE_DIR}/${CH_PAGE})
-  endif()
+  foreach(page ${CH_PAGE})
+    set_property(GLOBAL APPEND PROPERTY REX_DOC_PAGES ${CMAKE_CURRENT_SOURCE_DIR}/${page})
+  endforeach()
 endfunction()
 
 # rex_pair_test(<test name>
