@@ -141,7 +141,6 @@ static int create_id(struct client *c)
 }
 /* [create-id] */
 
-/* [resolve-address] */
 static int resolve_address(struct client *c)
 {
 	struct addrinfo hints = {
@@ -164,6 +163,7 @@ static int resolve_address(struct client *c)
 		return -EHOSTUNREACH;
 	}
 
+	/* [resolve-address] */
 	/*
 	 * Address resolution finds which local RDMA device and port reach the
 	 * server, and binds our id to them: from now on c->id->verbs is that
@@ -185,8 +185,8 @@ static int resolve_address(struct client *c)
 	       rex_cm_format_address(rdma_get_peer_addr(c->id), text, sizeof(text)),
 	       ibv_get_device_name(c->id->verbs->device), (unsigned)c->id->port_num);
 	return 0;
+	/* [resolve-address] */
 }
-/* [resolve-address] */
 
 /* [resolve-route] */
 static int resolve_route(struct client *c)
@@ -210,10 +210,10 @@ static int resolve_route(struct client *c)
 }
 /* [resolve-route] */
 
-/* [connect] */
 static int connect_to_server(struct client *c)
 {
 	uint8_t data[GREETING_WIRE_SIZE];
+	/* [connect] */
 	struct rdma_conn_param param = {
 	    /* What we say about ourselves: the server reads it before it
 	     * accepts, so it can turn away a client it does not understand. */
@@ -244,13 +244,13 @@ static int connect_to_server(struct client *c)
 		rex_report_errno("rdma_connect", err);
 		return -err;
 	}
+	/* [connect] */
 	/* Our own address and port: the server names us by them. */
 	printf("client: connecting from %s with greeting: version %u \"%s\"\n",
 	       rex_cm_format_address(rdma_get_local_addr(c->id), text, sizeof(text)),
 	       (unsigned)hello.version, hello.text);
 	return 0;
 }
-/* [connect] */
 
 /* [explain-rejection] */
 /* The server may have said why it refused us: a refusal, plain text in the
@@ -268,7 +268,6 @@ static void explain_rejection(const struct rex_cm_event *ev)
 }
 /* [explain-rejection] */
 
-/* [wait-established] */
 static int wait_for_established(struct client *c)
 {
 	struct rex_cm_event ev;
@@ -277,6 +276,7 @@ static int wait_for_established(struct client *c)
 	char why[GREETING_WHY_SIZE];
 	int ret;
 
+	/* [wait-established] */
 	/*
 	 * The server answers our REQ with an accept (REP, carrying its greeting)
 	 * or a reject (REJ). On an accept the CM makes our QP ready to receive
@@ -307,8 +307,8 @@ static int wait_for_established(struct client *c)
 	printf("client: connected: server says version %u \"%s\"\n", (unsigned)peer.version,
 	       peer.text);
 	return 0;
+	/* [wait-established] */
 }
-/* [wait-established] */
 
 /* [disconnect] */
 static void disconnect(struct client *c)
@@ -347,7 +347,6 @@ static void teardown_check(struct client *c, const char *call, int err)
 	}
 }
 
-/* [main] */
 int main(int argc, char **argv)
 {
 	struct client c = {0};
@@ -362,6 +361,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
+	/* [main] */
 	if (create_event_channel(&c))
 		goto out;
 	if (create_id(&c))
@@ -381,7 +381,9 @@ int main(int argc, char **argv)
 	if (wait_for_established(&c))
 		goto out_disconnect;
 	status = REX_EXIT_OK;
+	/* [main] */
 
+	/* [teardown] */
 out_disconnect:
 	disconnect(&c);
 	/* Teardown, in the reverse order of creation: the QP uses the CQ and
@@ -403,5 +405,5 @@ out_destroy_event_channel:
 	rdma_destroy_event_channel(c.channel); /* returns nothing */
 out:
 	return c.teardown_errors ? REX_EXIT_FAILURE : status;
+	/* [teardown] */
 }
-/* [main] */

@@ -35,7 +35,6 @@ int create_pd(struct rdma_cm_id *id, struct connection *conn, const char *who)
 }
 /* [create-pd] */
 
-/* [create-cq] */
 int create_cq(struct rdma_cm_id *id, struct connection *conn, const char *who)
 {
 	int err;
@@ -46,6 +45,7 @@ int create_cq(struct rdma_cm_id *id, struct connection *conn, const char *who)
 	if (ret)
 		return ret;
 
+	/* [create-cq] */
 	/*
 	 * The device reports each finished work request as a completion in a
 	 * completion queue (CQ). A program can poll the CQ, or sleep until the
@@ -68,6 +68,7 @@ int create_cq(struct rdma_cm_id *id, struct connection *conn, const char *who)
 	printf("%s: completion queue created: %d entries, with a completion channel\n", who,
 	       conn->cq->cqe);
 	return 0;
+	/* [create-cq] */
 
 out_destroy_comp_channel:
 	ret = ibv_destroy_comp_channel(conn->comp_channel); /* returns an errno value */
@@ -76,7 +77,6 @@ out_destroy_comp_channel:
 	conn->comp_channel = NULL;
 	return -err;
 }
-/* [create-cq] */
 
 /* [create-qp] */
 int create_qp(struct rdma_cm_id *id, struct connection *conn, const char *who)

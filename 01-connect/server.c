@@ -138,7 +138,6 @@ static int create_id(struct server *s)
 }
 /* [create-id] */
 
-/* [listen] */
 static int listen_for_client(struct server *s)
 {
 	struct addrinfo hints = {
@@ -162,6 +161,7 @@ static int listen_for_client(struct server *s)
 		return -EADDRNOTAVAIL;
 	}
 
+	/* [listen] */
 	/*
 	 * Binding claims the port in the CM's own port space (separate from
 	 * TCP's). Binding to an address of an RDMA interface also ties the id
@@ -182,16 +182,16 @@ static int listen_for_client(struct server *s)
 	printf("server: listening on %s\n",
 	       rex_cm_format_address(rdma_get_local_addr(s->listener), text, sizeof(text)));
 	return 0;
+	/* [listen] */
 }
-/* [listen] */
 
-/* [wait-connect-request] */
 static int wait_for_connect_request(struct server *s)
 {
 	struct rdma_cm_id *id;
 	int ret;
 	int err;
 
+	/* [wait-connect-request] */
 	/* A client's connect request (REQ) arrives as an event: wait for it. */
 	ret = rex_cm_wait(s->listen_channel, RDMA_CM_EVENT_CONNECT_REQUEST, -1, &s->request);
 	if (ret)
@@ -217,6 +217,7 @@ static int wait_for_connect_request(struct server *s)
 	printf("server: connect request from %s\n",
 	       rex_cm_format_address(rdma_get_peer_addr(id), s->peer, sizeof(s->peer)));
 	return 0;
+	/* [wait-connect-request] */
 
 out_destroy_event_channel:
 	rdma_destroy_event_channel(s->channel); /* returns nothing */
@@ -227,7 +228,6 @@ out_destroy_id:
 		rex_report_errno("rdma_destroy_id", errno);
 	return ret;
 }
-/* [wait-connect-request] */
 
 /* [reject] */
 static void reject_client(struct server *s, const char *why)
@@ -369,7 +369,6 @@ static void teardown_check(struct server *s, const char *call, int err)
 	}
 }
 
-/* [main] */
 int main(int argc, char **argv)
 {
 	struct server s = {0};
@@ -384,6 +383,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
+	/* [main] */
 	if (create_event_channel(&s.listen_channel))
 		goto out;
 	if (create_id(&s))
@@ -407,7 +407,9 @@ int main(int argc, char **argv)
 	if (wait_for_disconnect(&s))
 		goto out_destroy_qp;
 	status = REX_EXIT_OK;
+	/* [main] */
 
+	/* [teardown] */
 	/* Teardown, in the reverse order of creation: the QP uses the CQ and
 	 * the PD, the CQ its completion channel, and the id holds the device
 	 * open. A destroy call fails (EBUSY) when something still uses the
@@ -430,5 +432,5 @@ out_destroy_listener_channel:
 	rdma_destroy_event_channel(s.listen_channel);
 out:
 	return s.teardown_errors ? REX_EXIT_FAILURE : status;
+	/* [teardown] */
 }
-/* [main] */

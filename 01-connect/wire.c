@@ -60,7 +60,6 @@ void greeting_encode(const struct greeting *g, uint8_t buf[GREETING_WIRE_SIZE])
 }
 /* [greeting-encode] */
 
-/* [greeting-decode] */
 int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why,
 		    size_t why_size)
 {
@@ -81,6 +80,7 @@ int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why
 	g.version = be16toh(g.version);
 	g.flags = be16toh(g.flags);
 
+	/* [greeting-decode] */
 	/* The magic first: if it is wrong, the other fields mean nothing. */
 	if (g.magic != GREETING_MAGIC) {
 		snprintf(why, why_size, "bad magic 0x%08x", (unsigned)g.magic);
@@ -110,9 +110,9 @@ int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why
 	/* Whatever followed the NUL is not ours to keep. */
 	memset(g.text + text_len, 0, GREETING_TEXT_SIZE - text_len);
 	*out = g;
+	/* [greeting-decode] */
 	return 0;
 }
-/* [greeting-decode] */
 
 size_t refusal_encode(const char *reason, uint8_t *buf, size_t size)
 {

@@ -216,6 +216,7 @@ static int connect_to_server(struct client *c)
 	struct ibv_qp_init_attr init_attr;
 	int ret;
 
+	/* [hello-credits] */
 	/* Our hello: the receives we posted (the server's first credits) and
 	 * the largest payload we will send. */
 	sr_hello_init(&hello, (uint16_t)c->recv.count, (uint32_t)c->opts.size);
@@ -241,6 +242,7 @@ static int connect_to_server(struct client *c)
 	printf("client: connected: server grants %u credits, max payload %u byte%s\n",
 	       (unsigned)hello.credits, (unsigned)hello.max_payload,
 	       hello.max_payload == 1 ? "" : "s");
+	/* [hello-credits] */
 
 	/* rnr_retry came from the server's accept (see the walkthrough); the
 	 * local ACK timeout is our own (rex_conn_attr.ack_timeout). */
@@ -280,6 +282,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 	if (type == SR_DATA)
 		sr_pattern_fill(buf + SR_HEADER_SIZE, hdr.length, seq);
 
+	/* [send-wr] */
 	struct ibv_sge sge = {
 	    .addr = (uintptr_t)buf,
 	    .length = SR_HEADER_SIZE + hdr.length,
@@ -308,6 +311,7 @@ static int post_message(struct client *c, uint8_t type, uint64_t seq)
 	c->outstanding++;
 	c->credits--;
 	c->credits_owed = 0;
+	/* [send-wr] */
 	if (type == SR_BYE) {
 		c->bye_slot = slot;
 		c->bye_posted = true;
@@ -397,6 +401,7 @@ static int wait_for_completions(struct client *c)
 		        CQ_WAIT_TIMEOUT_MS / 1000, c->sent, c->echoed, c->credits);
 	if (n < 0)
 		return n;
+	/* [completion-dispatch] */
 	c->outstanding -= (uint32_t)n;
 	for (i = 0; i < n; i++) {
 		uint32_t slot = rex_wr_id_slot(wc[i].wr_id);
@@ -418,6 +423,7 @@ static int wait_for_completions(struct client *c)
 		if (ret)
 			return ret;
 	}
+	/* [completion-dispatch] */
 	return 0;
 }
 /* [wait-completions] */

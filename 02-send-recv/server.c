@@ -274,6 +274,7 @@ static int echo_one(struct session *ss)
 	struct sr_header hdr;
 	int ret;
 
+	/* [echo-credit] */
 	/* Copy the payload out, so the receive can be posted again at once. */
 	slot = ss->free_send[--ss->nfree_send];
 	buf = rex_buffers_slot(&ss->send, slot);
@@ -293,6 +294,7 @@ static int echo_one(struct session *ss)
 	hdr.credits = ss->credits_owed;
 	hdr.length = length;
 	sr_header_encode(&hdr, buf);
+	/* [echo-credit] */
 
 	struct ibv_sge sge = {
 	    .addr = (uintptr_t)buf,
@@ -344,6 +346,7 @@ static int handle_message(struct session *ss, const struct ibv_wc *wc, uint32_t 
 	uint32_t i;
 	int ret;
 
+	/* [check-message] */
 	/* byte_len is what the device really wrote: the header must agree. */
 	ret = sr_header_decode(buf, wc->byte_len, ss->hello.max_payload, &hdr, why, sizeof(why));
 	if (ret == 0 && (hdr.type == SR_ECHO || ss->bye)) {
@@ -361,6 +364,7 @@ static int handle_message(struct session *ss, const struct ibv_wc *wc, uint32_t 
 		return ret;
 	}
 	ss->credits += hdr.credits;
+	/* [check-message] */
 	if (hdr.type == SR_BYE) {
 		ss->bye = true;
 		return 0;

@@ -180,6 +180,7 @@ static int create_connection(struct client *c)
 	c->attr.send_depth = SEND_DEPTH;
 	c->attr.recv_depth = RECV_DEPTH;
 	c->attr.cq_depth = CQ_ENTRIES;
+	/* [read-depth] */
 	/* The READs we may have in flight. The CM tells the server's side in
 	 * the connect request. 0, the default, makes our READs fail, though not
 	 * through our own QP (librdmacm sets its READ depth from what the
@@ -187,6 +188,7 @@ static int create_connection(struct client *c)
 	 * its QP's access flags, and its device refuses every READ. */
 	c->attr.initiator_depth = INITIATOR_DEPTH;
 	c->attr.responder_resources = 0; /* the server reads nothing of ours */
+	/* [read-depth] */
 
 	/* Chapter 01's steps, as a helper: event channel, id, address and
 	 * route resolution, protection domain, CQ with a completion channel,
@@ -230,6 +232,7 @@ static int register_buffers(struct client *c)
 {
 	int err, ret;
 
+	/* [register-mr] */
 	/*
 	 * Our buffers need no remote access at all: the server's device never
 	 * touches them. The WRITE source is only read by our own device, and
@@ -248,6 +251,7 @@ static int register_buffers(struct client *c)
 		rex_report_reg_errno("ibv_reg_mr", err, c->opts.size);
 		goto out_deregister_source;
 	}
+	/* [register-mr] */
 	/* The "done" message, sent with chapter 02's helper: page-aligned
 	 * memory of its own, never the stack (registration pins whole pages). */
 	err = -rex_buffers_create(&c->done, c->conn->pd, 1, RW_DONE_SIZE, 0);
@@ -363,6 +367,7 @@ static int wait_for_completion(struct client *c, struct ibv_wc *wc)
  * bytes at \p offset in both buffers, and wait for its completion. */
 static int rdma_op(struct client *c, enum ibv_wr_opcode opcode, uint64_t offset, uint32_t len)
 {
+	/* [post-wr] */
 	bool write = opcode == IBV_WR_RDMA_WRITE;
 	struct ibv_mr *mr = write ? c->source_mr : c->sink_mr;
 	struct ibv_sge sge = {
@@ -389,6 +394,7 @@ static int rdma_op(struct client *c, enum ibv_wr_opcode opcode, uint64_t offset,
 	int ret;
 
 	ret = ibv_post_send(c->conn->qp, &wr, &bad);
+	/* [post-wr] */
 	if (ret) {
 		rex_report_errno("ibv_post_send", ret);
 		return -ret;
@@ -483,6 +489,7 @@ static int timed_loop(struct client *c, enum ibv_wr_opcode opcode, const char *n
 /* [send-done] */
 static int send_done(struct client *c)
 {
+	/* [post-done] */
 	struct rw_done done = {.seed = c->seed, .length = c->remote.length};
 	struct ibv_wc wc;
 	int ret;
@@ -496,6 +503,7 @@ static int send_done(struct client *c)
 	rw_done_encode(&done, rex_buffers_slot(&c->done, 0));
 	ret = rex_buffers_post_send(c->conn->qp, &c->done, 0, RW_DONE_SIZE, WR_DONE,
 	                            IBV_SEND_SIGNALED);
+	/* [post-done] */
 	if (ret)
 		return ret;
 	c->outstanding++;
@@ -582,6 +590,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
+	/* [steps] */
 	if (allocate_buffers(&c))
 		goto out;
 	if (create_connection(&c))
@@ -601,6 +610,7 @@ int main(int argc, char **argv)
 	if (send_done(&c))
 		goto out_disconnect;
 	status = REX_EXIT_OK;
+	/* [steps] */
 
 out_disconnect:
 	if (disconnect(&c))

@@ -167,6 +167,7 @@ static int get_request(struct server *s, struct session *c)
 	s->attr.send_depth = SEND_DEPTH;
 	s->attr.recv_depth = RECV_DEPTH;
 	s->attr.cq_depth = CQ_ENTRIES;
+	/* [responder-resources] */
 	/*
 	 * RDMA READ is the one operation where the *target's* device does
 	 * work on the initiator's behalf: it reads our memory and sends it
@@ -178,6 +179,7 @@ static int get_request(struct server *s, struct session *c)
 	 */
 	s->attr.responder_resources = RESPONDER_RESOURCES;
 	s->attr.initiator_depth = 0; /* we read nothing from the client */
+	/* [responder-resources] */
 
 	/* Waits for a connect request; creates the PD, CQ and QP for it.
 	 * ECONNABORTED: a request came, but its connection could not be set
@@ -236,6 +238,7 @@ static int register_buffer(struct server *s, struct session *c)
 	size_t length = c->request.length;
 	int err;
 
+	/* [register-mr] */
 	/*
 	 * The client may read these bytes: they must not hold anything an
 	 * earlier client left in them.
@@ -263,6 +266,7 @@ static int register_buffer(struct server *s, struct session *c)
 	}
 	printf("server: registered %zu %s for remote write and read: rkey 0x%08x\n", length,
 	       bytes_word(length), c->buffer_mr->rkey);
+	/* [register-mr] */
 	rex_debug(s->opts.verbose, "server", "lkey 0x%08x, rkey 0x%08x", c->buffer_mr->lkey,
 	          c->buffer_mr->rkey);
 	snprintf(c->granted, sizeof(c->granted),
@@ -337,6 +341,7 @@ static int wait_for_done(struct server *s, struct session *c)
 	struct ibv_wc wc;
 	int ret;
 
+	/* [wait-done-cq] */
 	/*
 	 * From here on the client writes and reads our memory, and we are not
 	 * involved: no work request of ours, no completion, no interrupt. The
@@ -352,6 +357,7 @@ static int wait_for_done(struct server *s, struct session *c)
 	if (ret == -ECONNRESET)
 		fprintf(stderr, "server: client %s left before it said it was done\n",
 		        c->conn->peer_name);
+	/* [wait-done-cq] */
 	if (ret < 0)
 		return ret;
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -438,6 +444,7 @@ static int serve_client(struct server *s)
 	struct session c = {0};
 	int ret;
 
+	/* [serve-steps] */
 	ret = get_request(s, &c);
 	if (ret == -ECONNABORTED) {
 		fprintf(stderr, "server: a client failed before it was accepted\n");
@@ -464,6 +471,7 @@ static int serve_client(struct server *s)
 		ret = -ECONNRESET;
 	if (ret == 0)
 		ret = check_data(s, &c);
+	/* [serve-steps] */
 
 out_deregister_done:
 	/* A receive still posted (no "done" came) completes as flushed now

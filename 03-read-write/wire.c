@@ -139,6 +139,7 @@ int rw_descriptor_decode(const void *buf, size_t len, uint64_t asked, struct rw_
 	ret = check_reserved(bytes, why, why_size);
 	if (ret)
 		return ret;
+	/* [descriptor-checks] */
 	d.addr = rex_get_be64(bytes + OFF_DESCRIPTOR_ADDR);
 	d.length = rex_get_be64(bytes + OFF_DESCRIPTOR_LENGTH);
 	d.rkey = rex_get_be32(bytes + OFF_DESCRIPTOR_RKEY);
@@ -167,6 +168,7 @@ int rw_descriptor_decode(const void *buf, size_t len, uint64_t asked, struct rw_
 	/* The rkey cannot be checked here: any 32-bit value may be a key. A
 	 * wrong one makes the server's device refuse our operations
 	 * (IBV_WC_REM_ACCESS_ERR), and no memory is touched. */
+	/* [descriptor-checks] */
 	*out = d;
 	return 0;
 }

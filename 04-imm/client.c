@@ -287,6 +287,7 @@ static int register_memory(struct client *c)
 /* [register-memory] */
 
 /* [post-write] */
+/* [write-imm-wr] */
 static int post_write(struct client *c)
 {
 	uint32_t len = (uint32_t)c->opts.size;
@@ -316,6 +317,7 @@ static int post_write(struct client *c)
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
+	/* [write-imm-wr] */
 	/* A doorbell has no scatter/gather entry: a WRITE of zero bytes,
 	 * which still carries the immediate and still takes a receive. */
 	ret = ibv_post_send(c->conn->qp, &wr, &bad); /* an errno value, not -1 */
@@ -440,6 +442,7 @@ static int wait_for_completions(struct client *c)
 /* [wait-completions] */
 
 /* [stream] */
+/* [stream-loop] */
 static int stream_messages(struct client *c)
 {
 	uint64_t count = c->opts.count;
@@ -466,6 +469,7 @@ static int stream_messages(struct client *c)
 		if (ret)
 			return ret;
 	}
+	/* [stream-loop] */
 	c->elapsed_s = now_seconds() - start;
 	mib = (double)count * (double)c->opts.size / MIB;
 	printf("client: %" PRIu64 " messages of %" PRIu64 " %s in %.3f s: %.0f messages/s, "
@@ -564,6 +568,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
+	/* [main-steps] */
 	if (create_connection(&c))
 		goto out;
 	if (connect_to_server(&c))
@@ -592,5 +597,6 @@ out_destroy_connection:
 		status = REX_EXIT_FAILURE;
 out:
 	return status;
+	/* [main-steps] */
 }
 /* [main] */

@@ -215,6 +215,7 @@ static int register_ring(struct server *s, struct session *c)
 /* [register-ring] */
 
 /* [post-receives] */
+/* [recv-no-memory] */
 static int post_receive(struct session *c)
 {
 	/*
@@ -244,6 +245,7 @@ static int post_receive(struct session *c)
 	c->outstanding++;
 	return 0;
 }
+/* [recv-no-memory] */
 
 static int post_receives(struct session *c)
 {
@@ -308,6 +310,7 @@ static int consume_slot(struct server *s, struct session *c, __be32 imm)
 	 * the ring, a length that fits it, and the slot the client holds
 	 * next. A client that breaks any of these is cut off.
 	 */
+	/* [imm-then-slot] */
 	ret =
 	    im_imm_decode(imm, c->track.slots, (uint32_t)c->ring.slot_size, &msg, why, sizeof(why));
 	if (ret == 0)
@@ -337,6 +340,7 @@ static int consume_slot(struct server *s, struct session *c, __be32 imm)
 	/* Done with the slot. Its receive is posted again first, and only
 	 * then may the slot go back: a credit promises both. */
 	return post_receive(c);
+	/* [imm-then-slot] */
 }
 /* [check-immediate] */
 
@@ -355,6 +359,7 @@ static int return_credits(struct server *s, struct session *c)
 	 * Nothing is held back for ever: when the client has run dry, all
 	 * slots are ours, and that is more than a batch.
 	 */
+	/* [send-credit] */
 	if (c->done || n < c->batch)
 		return 0;
 	/*
@@ -382,6 +387,7 @@ static int return_credits(struct server *s, struct session *c)
 	im_ring_give(&c->track, n);
 	c->credits++;
 	c->returned += n;
+	/* [send-credit] */
 	rex_debug(s->opts.verbose, "server", "credit: %u %s back to the client", (unsigned)n,
 	          n == 1 ? "slot" : "slots");
 	return 0;
@@ -427,6 +433,7 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 		return -EPROTO;
 	}
 
+	/* [dispatch] */
 	/*
 	 * Two kinds of message take our receives, and only the opcode tells
 	 * them apart: a WRITE WITH IMM completes as IBV_WC_RECV_RDMA_WITH_IMM;
@@ -454,6 +461,7 @@ static int handle_completion(struct server *s, struct session *c, const struct i
 	im_wc_describe(wc, what, sizeof(what));
 	fprintf(stderr, "server: unexpected completion from %s: %s\n", c->conn->peer_name, what);
 	return -EPROTO;
+	/* [dispatch] */
 }
 /* [handle-completion] */
 
@@ -520,6 +528,7 @@ static int wait_for_disconnect(struct session *c)
 /* [wait-disconnect] */
 
 /* [serve-client] */
+/* [serve-steps] */
 /* Everything that happens to one client, in order; then its resources are
  * released, whatever happened. A failed client does not stop the server. */
 static int serve_client(struct server *s)
@@ -550,7 +559,9 @@ static int serve_client(struct server *s)
 	if (ret)
 		goto out_disconnect;
 	ret = wait_for_disconnect(&c);
+	/* [serve-steps] */
 
+	/* [late-drain] */
 out_disconnect:
 	/* After a failure, we end the connection ourselves. */
 	if (c.established && rex_conn_disconnect(c.conn) == 0)
@@ -570,6 +581,7 @@ out_disconnect:
 		refuse_late(&c, &late);
 		ret = -EPROTO;
 	}
+	/* [late-drain] */
 out_deregister_ring:
 	if (rex_buffers_destroy(&c.ring) && !ret)
 		ret = -EBUSY;

@@ -141,6 +141,7 @@ int im_imm_decode(__be32 imm, uint32_t slots, uint32_t slot_size, struct im_imm 
 /* [imm-codec] */
 
 /* [ring] */
+/* [ring-struct] */
 /*
  * A ring's bookkeeping, the same on both sides. The client (the writer)
  * holds `held` slots: next, next + 1, ... (mod slots). It writes them in that
@@ -153,6 +154,7 @@ struct im_ring {
 	uint32_t next;  /* the slot the next message must go into */
 	uint32_t held;  /* slots the writer holds, from next on */
 };
+/* [ring-struct] */
 
 /* At the start the writer holds every slot. */
 void im_ring_init(struct im_ring *r, uint32_t slots);

@@ -308,6 +308,7 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 /* [handle-echo] */
 
 /* [connect] */
+/* [connect-route] */
 /* ROUTE_RESOLVED: the id knows its device now. Queues, buffers, receives,
  * then the connect request with our hello. */
 static int connect_connection(struct rex_aconn *ac)
@@ -332,6 +333,7 @@ static int connect_connection(struct rex_aconn *ac)
 	/* Returns at once: ESTABLISHED comes later, as an event. */
 	return rex_aconn_connect(ac, &param);
 }
+/* [connect-route] */
 
 /* ESTABLISHED: the server's hello came with it; check it, then send. */
 static int check_server_hello(struct connection *cn, const struct rex_cm_event *ev)

@@ -150,6 +150,7 @@ static void stop_when_idle(struct server *s)
 }
 
 /* [shutdown] */
+/* [shut-down] */
 static void shut_down(struct server *s, const char *why)
 {
 	struct session *ss;
@@ -167,6 +168,7 @@ static void shut_down(struct server *s, const char *why)
 		rex_aconn_close(&ss->conn.ac, false);
 	stop_when_idle(s);
 }
+/* [shut-down] */
 
 static void on_signal(struct rex_loop *loop, int signo, void *arg)
 {
@@ -237,6 +239,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 		s->sessions->prev = ss;
 	s->sessions = ss;
 	s->open++;
+	/* [accept] */
 	/* From here the connection has a state, and every way out of it
 	 * (even a failure right now) goes through DRAINING to its release. */
 	rex_aconn_init(&ss->conn.ac, &s->devices, id, REX_STATE_CONNECTING, &session_ops);
@@ -263,6 +266,7 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	       ss->conn.ac.name, (unsigned)ss->conn.credit_limit, (unsigned)hello.max_payload,
 	       hello.max_payload == 1 ? "" : "s");
 	return;
+	/* [accept] */
 
 out_close:
 	rex_aconn_close(&ss->conn.ac, true);
@@ -345,6 +349,7 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	return 0;
 }
 
+/* [on-completions] */
 static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 {
 	struct session *ss = lcq->arg;
@@ -366,6 +371,7 @@ static void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
 	if (ss->conn.ac.state == REX_STATE_CONNECTING || ss->conn.ac.state == REX_STATE_ESTABLISHED)
 		echo_pending(ss);
 }
+/* [on-completions] */
 /* [handle-completion] */
 
 /* [connection-event] */

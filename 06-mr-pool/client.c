@@ -160,7 +160,6 @@ out_nomem:
 	return -ENOMEM;
 }
 
-/* [main] */
 int main(int argc, char **argv)
 {
 	struct client cl = {0};
@@ -175,6 +174,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
+	/* [main] */
 	if (create_loop(&cl) || allocate_samples(&cl))
 		goto out_destroy_loop;
 	ret = connect_all(&cl);

@@ -6,7 +6,6 @@
  */
 #include "client.h"
 
-/* [bw-peak] */
 /* Note the bytes completed at time \p t (see struct bw_mark). */
 void mark(struct client *cl, uint64_t t)
 {
@@ -30,6 +29,7 @@ void mark(struct client *cl, uint64_t t)
  * bytes can be one signalled completion, and two of those polled a moment
  * apart made a "peak" hundreds of times the average. Never below the
  * average. In bytes/s. */
+/* [bw-peak] */
 double peak_rate(const struct client *cl)
 {
 	const struct bw_mark *m = cl->marks;

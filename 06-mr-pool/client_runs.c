@@ -23,7 +23,7 @@ static void set_atomic(const struct client *cl, const struct qp *q, struct ibv_s
 }
 /* [atomic] */
 
-/* [refill] */
+/* [post-list] */
 /* Post -l work requests (1 by default, as perftest: one call, one doorbell
  * each), chained. Every sig-th work request is signalled, and the run's last. */
 static int post_list(struct qp *q, uint64_t k)
@@ -49,6 +49,7 @@ static int post_list(struct qp *q, uint64_t k)
 	q->atomics += bench_op_atomic(cl->o.op) ? k : 0;
 	return 0;
 }
+/* [post-list] */
 
 /* Keep the window full, -l at a time. */
 static int refill(struct qp *q)
@@ -66,7 +67,6 @@ static int refill(struct qp *q)
 	}
 	return 0;
 }
-/* [refill] */
 
 /* [step] */
 static void handle_recv(struct qp *q, const struct ibv_wc *wc)
@@ -236,7 +236,6 @@ static int look_at_loop(struct client *cl)
 	return 0;
 }
 
-/* [bw] */
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
 static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
 {
@@ -261,6 +260,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 		if (refill(&cl->qps[i]))
 			rex_aconn_close(&cl->qps[i].conn, true);
 	cl->progress = false;
+	/* [bw] */
 	for (;;) {
 		pending = 0;
 		if (cl->o.events) {
@@ -287,6 +287,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 			cl->end_ns = t; /* the timed region ends here, before the peak */
 			break;
 		}
+		/* [bw] */
 		if (end_ns && t >= end_ns && !timed_out) {
 			/* -D: post no more; the last posted must be signalled. */
 			timed_out = true;
@@ -316,7 +317,6 @@ out_broken:
 	cl->broken = true;
 	return -ECONNRESET;
 }
-/* [bw] */
 
 /* Latency: READ and atomics report the round trip, the others half of it. */
 static unsigned lat_scale(unsigned op)
@@ -324,7 +324,6 @@ static unsigned lat_scale(unsigned op)
 	return op == BENCH_OP_READ || bench_op_atomic(op) ? 1 : 2;
 }
 
-/* [lat] */
 /* Wait for ping \p i's own completion (\p seq), then for its answer, as
  * perftest does: busy, or through the loop with -e. */
 static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq)
@@ -385,6 +384,7 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 	*kept = 0;
 	wr->next = NULL;
 	wr->send_flags = cl->send_flags | IBV_SEND_SIGNALED;
+	/* [lat] */
 	for (n = 0; !count || n < count; n++) {
 		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
 		if (cl->o.op == BENCH_OP_WRITE)
@@ -413,9 +413,9 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 				return -ECONNRESET;
 		}
 	}
+	/* [lat] */
 	return 0;
 }
-/* [lat] */
 
 /* [verify] */
 /* Atomics: after the timed region, one more atomic that changes nothing
@@ -517,7 +517,6 @@ static void set_busy_polled(struct client *cl, bool busy)
 	}
 }
 
-/* [run-size] */
 int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 {
 	const struct options *o = &cl->o;
@@ -534,6 +533,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	ret = start_size(cl, size);
 	if (ret)
 		return ret;
+	/* [run-size] */
 	if (!o->events)
 		set_busy_polled(cl, true);
 	/* Warm-up: the same path, untimed. */
@@ -564,6 +564,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 out_events:
 	if (!o->events)
 		set_busy_polled(cl, false);
+	/* [run-size] */
 	if (ret)
 		return ret;
 
@@ -597,4 +598,3 @@ out_events:
 	server_cpu(cl, row);
 	return ret;
 }
-/* [run-size] */

@@ -308,7 +308,6 @@ static unsigned thp_percent(const void *addr, size_t len)
 	return len ? (unsigned)((uint64_t)kb * 1024 * 100 / len) : 0;
 }
 
-/* [time-registration] */
 /* Time \p calls pairs of ibv_reg_mr() + ibv_dereg_mr() of one buffer. */
 static int time_registration(struct rc_run *run, struct rc_row *row, bool verbose)
 {
@@ -325,6 +324,7 @@ static int time_registration(struct rc_run *run, struct rc_row *row, bool verbos
 	row->thp_percent = mem.pages == REX_POOL_PAGES_HUGETLB ? 0 : thp_percent(mem.addr, mem.len);
 	rex_debug(verbose, "regcost", "%" PRIu64 " bytes at %p, %s pages of %zu bytes", row->size,
 	          mem.addr, rex_pool_pages_name(mem.pages), mem.page_size);
+	/* [time-registration] */
 	/*
 	 * The same buffer every time, already touched: what is timed is the
 	 * registration itself (pin the pages, build the device's translation
@@ -348,6 +348,7 @@ static int time_registration(struct rc_run *run, struct rc_row *row, bool verbos
 		if (i >= WARMUP)
 			run->samples[i - WARMUP] = rc_now_us() - t0;
 	}
+	/* [time-registration] */
 	mp_summarize(run->samples, row->calls, &row->reg);
 	/* And a narrow grant over the same pages, registered once. */
 	ret = rc_time_window(&run->rig, run->pd, mem.addr, row->size, row->calls, run->samples,
@@ -356,9 +357,7 @@ out_unmap:
 	rex_pool_mem_unmap(&mem);
 	return ret;
 }
-/* [time-registration] */
 
-/* [time-pool] */
 /* Time \p calls batches of POOL_BATCH rex_pool_get() + rex_pool_put(). */
 static int time_pool(struct rc_run *run, struct rc_row *row)
 {
@@ -379,6 +378,7 @@ static int time_pool(struct rc_run *run, struct rc_row *row)
 	if (attr.count > POOL_MAX_BUFFERS)
 		attr.count = POOL_MAX_BUFFERS;
 	row->pool_buffers = attr.count;
+	/* [time-pool] */
 	pool = rex_pool_create(run->pd, &attr); /* the one registration */
 	if (!pool)
 		return -errno;
@@ -397,13 +397,13 @@ static int time_pool(struct rc_run *run, struct rc_row *row)
 			run->samples[i - WARMUP] = (rc_now_us() - t0) / POOL_BATCH;
 	}
 	mp_summarize(run->samples, row->calls, &row->pool);
+	/* [time-pool] */
 	ret = 0;
 out_destroy:
 	if (rex_pool_destroy(pool) && !ret)
 		ret = -EIO;
 	return ret;
 }
-/* [time-pool] */
 
 /* "4 KiB", "64 MiB", or bytes. */
 static const char *size_text(uint64_t size, char *buf, size_t len)

@@ -83,7 +83,6 @@ static void lease_ran_out(struct rex_loop *loop, void *arg)
 		rex_aconn_close(&ss->conn, true);
 }
 
-/* [grant-prepare] */
 int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
                   struct bench_accept *acc)
 {
@@ -114,6 +113,7 @@ int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
 		ss->granted = true;
 		return 0;
 	}
+	/* [grant-prepare] */
 	ret = rex_mw_create(&ss->mw, pd);
 	if (ret)
 		return ret;

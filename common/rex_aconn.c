@@ -699,6 +699,7 @@ static void disconnected(struct rex_aconn *c)
 		check_drained(c);
 		return;
 	}
+	/* [peer-request] */
 	/* The peer's request. Its last messages may still sit in our CQ, on
 	 * another channel: take them before deciding what its leaving means. */
 	rex_aconn_take_completions(c);
@@ -725,6 +726,7 @@ static void disconnected(struct rex_aconn *c)
 		start_draining(c);
 	}
 	check_drained(c);
+	/* [peer-request] */
 }
 /* [disconnected] */
 
@@ -750,6 +752,7 @@ static int established(struct rex_aconn *c, const struct rex_cm_event *ev)
 }
 
 /* [cm-event] */
+/* [cm-event-main] */
 void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 {
 	int ret = 0;
@@ -777,6 +780,7 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 		say(c, "rejected (status %d: %s)", ev->status, rex_cm_reject_reason(ev->status));
 		ret = -ECONNREFUSED;
 		break;
+		/* [cm-event-main] */
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -911,6 +915,7 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 		say(c, "not established within %u ms: closing it", a->setup_timeout_ms);
 		rex_aconn_close(c, true);
 		break;
+	/* [deadline-idle] */
 	case REX_STATE_ESTABLISHED:
 		if (!a->idle_timeout_ms)
 			break;
@@ -936,6 +941,7 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 		    c->await_disconnect ? ", no answer to our disconnect" : "");
 		c->drain_cut = true; /* the program decides whether that is a failure */
 		rex_loop_post(loop, &c->release);
+		/* [deadline-idle] */
 		break;
 	case REX_STATE_CLOSED:
 		break;
@@ -944,6 +950,7 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 /* [deadline] */
 
 /* [release] */
+/* [release-qp] */
 static void release(struct rex_loop *loop, void *arg)
 {
 	struct rex_aconn *c = arg;
@@ -968,6 +975,7 @@ static void release(struct rex_loop *loop, void *arg)
 		}
 	}
 	c->cq = NULL;
+	/* [release-qp] */
 	if (c->dev) {
 		if (c->dev_prev)
 			c->dev_prev->dev_next = c->dev_next;

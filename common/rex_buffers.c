@@ -39,6 +39,7 @@ int rex_buffers_create(struct rex_buffers *b, struct ibv_pd *pd, uint32_t count,
 		return -err;
 	}
 	memset(b->mem, 0, len);
+	/* [reg-mr] */
 	/*
 	 * Registration pins the pages and gives the device a translation for
 	 * them, with a key: lkey for our own work requests. The access flags
@@ -54,6 +55,7 @@ int rex_buffers_create(struct rex_buffers *b, struct ibv_pd *pd, uint32_t count,
 		b->mem = NULL;
 		return -err;
 	}
+	/* [reg-mr] */
 	b->len = len;
 	b->slot_size = slot_size;
 	b->count = count;

@@ -430,6 +430,7 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 	bool timers_ready = false;
 	int n, i, err;
 
+	/* [round] */
 	/* Queued tasks must not wait behind a sleep. */
 	if (loop->tasks)
 		timeout_ms = 0;
@@ -457,6 +458,7 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 		timers_due(loop, EPOLLIN, NULL);
 	/* Work the callbacks deferred, such as releasing a connection. */
 	run_tasks(loop);
+	/* [round] */
 	free_watches(loop->dead);
 	loop->dead = NULL;
 	return n;
@@ -595,6 +597,7 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 	int taken;
 
 	(void)events;
+	/* [cq-take] */
 	/* The channel is non-blocking: take events until there are none, or
 	 * until this round's budget is spent (the rest waits for the next
 	 * round, after the other fds). Each says "this CQ has completions",
@@ -620,6 +623,7 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 		rex_loop_cq_arm(lcq); /* on failure, lcq->error tells fn the CQ is deaf */
 		lcq->fn(loop, lcq);
 	}
+	/* [cq-take] */
 }
 /* [cq-events] */
 

@@ -105,6 +105,7 @@ int rex_pool_mem_map(struct rex_pool_mem *m, size_t len, bool huge)
 	m->pages = REX_POOL_PAGES_NORMAL;
 	m->page_size = page;
 	m->len = (len + page - 1) / page * page;
+	/* [map-hugetlb] */
 	if (huge) {
 		/* Reserved huge pages: a 2 MiB page needs one translation entry
 		 * where 4 KiB pages need 512. They come only from the pool the
@@ -122,6 +123,7 @@ int rex_pool_mem_map(struct rex_pool_mem *m, size_t len, bool huge)
 		}
 		snprintf(why, sizeof(why), "MAP_HUGETLB: %s (reserved huge pages: vm.nr_hugepages)",
 		         strerror(errno));
+		/* [map-hugetlb] */
 		/* Transparent huge pages: normal memory, aligned to the huge
 		 * page size, that asks the kernel for huge pages. Map one huge
 		 * page more than needed, to find an aligned start in it. */
@@ -152,6 +154,7 @@ int rex_pool_mem_map(struct rex_pool_mem *m, size_t len, bool huge)
 		snprintf(why + strlen(why), sizeof(why) - strlen(why),
 		         ", transparent huge pages are off");
 	}
+	/* [map-normal] */
 	m->map_addr =
 	    mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->map_addr == MAP_FAILED) {
@@ -176,6 +179,7 @@ touch:
 	 * anyway, and a page that was never written could be pinned as the
 	 * shared zero page. The memory starts as zeros, not as old data. */
 	memset(m->addr, 0, m->len);
+	/* [map-normal] */
 	return 0;
 }
 /* [map-region] */
@@ -240,6 +244,7 @@ struct rex_pool *rex_pool_create(struct ibv_pd *pd, const struct rex_pool_attr *
 	if (err)
 		goto out_free_bufs;
 
+	/* [pool-register] */
 	/*
 	 * One registration for the whole region: the pages are pinned and the
 	 * device gets its translation for them once, here, and never again
@@ -270,6 +275,7 @@ struct rex_pool *rex_pool_create(struct ibv_pd *pd, const struct rex_pool_attr *
 		b->next_free = i + 1 < attr->count ? i + 1 : FREE_LIST_END;
 		b->in_use = false;
 	}
+	/* [pool-register] */
 	pool->free_head = 0;
 	pool->stride = stride;
 	pool->stats.count = attr->count;
