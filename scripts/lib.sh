@@ -44,6 +44,34 @@ rex_as_root() {
 	fi
 }
 
+# rex_apt_mirror SUITE: the URI this machine's apt takes SUITE (bookworm,
+# bookworm-security...) from, read from its deb822 *.sources files or its
+# one-line sources.list; nothing when apt has no such source. The Debian roots
+# and boxes the project builds use the host's own mirror, never one we name.
+rex_apt_mirror() {
+	local f
+	{
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			# One stanza a paragraph: a deb stanza that lists SUITE.
+			awk -v want="$1" '
+				function flush() { if (deb && has && uri != "") print uri; deb = has = 0; uri = "" }
+				/^[[:space:]]*$/ { flush(); next }
+				tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+				tolower($1) == "uris:" { uri = $2 }
+				tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == want) has = 1 }
+				END { flush() }' "$f"
+		done
+		# "deb [options] URI SUITE COMPONENT..."
+		{ cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } |
+			awk -v want="$1" '$1 == "deb" {
+				i = 2
+				if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+				if ($(i + 1) == want) print $i }'
+	} | awk 'NR == 1' # the first; reads all, so no writer dies of SIGPIPE
+	return 0
+}
+
 # rex_apt_updated: run "apt-get update" once per invocation of a script.
 rex_apt_updated() {
 	[ -n "${REX_APT_UPDATED:-}" ] && return 0

@@ -23,13 +23,17 @@
 # list changes); a cached root older than a week is made again. The first run
 # takes about a minute (debootstrap, the packages), later ones about 30 s.
 # Needs root (chroot), debootstrap, shellcheck and vagrant (scripts/check
-# installs them), and the Debian mirror (http://deb.debian.org) the first time.
+# installs them), and this machine's Debian mirror (the one its apt uses;
+# REX_VAGRANT_MIRROR and REX_VAGRANT_SECURITY_MIRROR override it) the first time.
 # Exit: 0 pass, 1 a check failed, 2 bad use.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 vagrantfile=${1:-$ROOT/Vagrantfile}
 cache=${REX_VAGRANT_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-by-example/vagrant-root}
-mirror=http://deb.debian.org/debian
+# shellcheck source=../../scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
+mirror=${REX_VAGRANT_MIRROR:-$(rex_apt_mirror bookworm)}
+security=${REX_VAGRANT_SECURITY_MIRROR:-$(rex_apt_mirror bookworm-security)}
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 say() { echo "provision: $*"; }
@@ -93,12 +97,13 @@ mkdir -p "$cache"
 base=$cache/base.tar
 if [ ! -s "$base" ] || [ -n "$(find "$base" -mtime +7)" ]; then
 	say "making a minimal Debian 12 root (debootstrap --variant=minbase bookworm; once, kept in $cache)"
+	[ -n "$mirror" ] || { echo "FAIL: this machine's apt has no source for bookworm: set REX_VAGRANT_MIRROR to a Debian mirror"; exit 1; }
 	mkdir "$work/base"
 	debootstrap --variant=minbase bookworm "$work/base" "$mirror" >"$work/debootstrap.out" 2>&1 ||
 		{ tail -n 20 "$work/debootstrap.out"; echo "FAIL: debootstrap failed"; exit 1; }
 	# The lists of bookworm and its updates, as the VMs' apt-get update gets them.
-	printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb http://deb.debian.org/debian-security bookworm-security main\n' \
-		"$mirror" "$mirror" >"$work/base/etc/apt/sources.list"
+	printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$mirror" "$mirror" >"$work/base/etc/apt/sources.list"
+	[ -z "$security" ] || printf 'deb %s bookworm-security main\n' "$security" >>"$work/base/etc/apt/sources.list"
 	cp /etc/resolv.conf "$work/base/etc/resolv.conf"
 	chroot "$work/base" apt-get update -q >"$work/update.out" 2>&1 ||
 		{ tail -n 20 "$work/update.out"; echo "FAIL: apt-get update in the root failed"; exit 1; }
