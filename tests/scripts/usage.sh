@@ -27,7 +27,7 @@ expect() {
 	fi
 }
 
-for script in lab pair tour check wire-trace wire-fault; do
+for script in lab pair tour check doctor wire-trace wire-fault; do
 	for flag in -h --help; do
 		expect 0 "^scripts/$script: " "$script" "$flag"
 	done
@@ -53,6 +53,9 @@ expect 2 "expected --after N" wire-fault silent --after soon
 expect 2 "time wants a command" wire-fault time --until x
 # A good command line, here on the host: refused, eth0 untouched.
 expect 1 "runs only inside the two VMs" wire-fault link-down
+expect 2 "unknown option '--frobnicate'" doctor --frobnicate
+expect 2 "wants an IPv4 address like" doctor -a not-an-address
+expect 2 "-a needs an IPv4 address" doctor -a
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
 
