@@ -5,10 +5,29 @@
 #   rex_unit_test(NAME SOURCE [LIBS...])   a hardware-free test executable
 #   rex_chapter(NAME ...)        a chapter: two programs, unit tests, a page
 #   rex_pair_test(NAME ...)      an end-to-end server/client run on RDMA
+#   rex_rdma_test(NAME...)       label rdma, skip on 77, and the leak check
 
 set(REX_PAIR_RUNNER ${PROJECT_SOURCE_DIR}/tests/pair-runner.sh)
 # Each end-to-end test gets a port of its own so tests can run in parallel.
 set_property(GLOBAL PROPERTY REX_NEXT_PORT 20900)
+
+# rex_rdma_test(<test names...>): what every end-to-end test has. Label
+# "rdma", exit 77 counts as skipped (no RDMA device), and the leak check:
+# each of our programs the test runs is checked at its exit for QPs, CQs,
+# MRs, PDs and CM ids it still holds, and fails (exit 1) naming them
+# (tests/leakcheck/leakcheck.c, preloaded). Other labels and properties are
+# the caller's.
+function(rex_rdma_test)
+  foreach(name ${ARGN})
+    set_property(TEST ${name} APPEND PROPERTY LABELS rdma)
+    set_property(TEST ${name} PROPERTY SKIP_RETURN_CODE 77)
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+                 LD_PRELOAD=$<TARGET_FILE:rex_leakcheck>
+                 REX_LEAKCHECK_ROOT=${CMAKE_BINARY_DIR}
+                 # The sanitizer tree: ASan would refuse a preload before it.
+                 ASAN_OPTIONS=verify_asan_link_order=0)
+  endforeach()
+endfunction()
 
 function(rex_target_defaults target)
   target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
@@ -112,5 +131,6 @@ function(rex_pair_test name)
   endif()
   add_test(NAME ${name} COMMAND ${REX_PAIR_RUNNER} ${args})
   math(EXPR ctest_timeout "${PT_TIMEOUT} + 30")
-  set_tests_properties(${name} PROPERTIES LABELS rdma SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ctest_timeout})
+  rex_rdma_test(${name})
 endfunction()

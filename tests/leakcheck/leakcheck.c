@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/**
+ * \file
+ * Leaks caught where they happen: a shared object that every end-to-end test
+ * preloads into its processes (LD_PRELOAD, set by rex_rdma_test() in
+ * cmake/rex.cmake). When one of our programs exits normally (returns from
+ * main() or calls exit()), it asks the kernel what that process still holds:
+ * `rdma resource show` for QPs, CQs, memory regions, protection domains and
+ * CM ids, filtered on the process's pid. Once a process has exited the kernel
+ * has released everything it held, so this is the last moment a leak can be
+ * seen, and seen in the test that caused it. Anything still held is printed,
+ * one line an object, and the process exits with status 1 instead:
+ *
+ *     leakcheck: 01-connect-server (pid 812) still holds at exit:
+ *     leakcheck:   qp  link rxe0/1 lqpn 17 type RC state RTS ... pid 812 comm 01-connect-serv
+ *
+ * Only processes whose executable lies below REX_LEAKCHECK_ROOT (the build
+ * tree) and that still have a file of /dev/infiniband open at exit are
+ * checked: shells, Python, ctest, the `rdma` tool and perftest's programs are
+ * left alone, and cost one readlink() at their exit. A process killed by
+ * a signal has no exit to check; the kernel frees what it held.
+ *
+ * Environment: REX_LEAKCHECK_ROOT (required: without it nothing is checked),
+ * REX_LEAKCHECK_RDMA (the rdma tool; default "rdma", found on PATH).
+ */
+#define _GNU_SOURCE /* popen, readlink under -std=c11 */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The kinds of object `rdma resource show` lists that a process can leak. */
+static const char *const kinds[] = {"qp", "cq", "mr", "pd", "cm_id"};
+
+/* Has this process a file of the RDMA subsystem open (/dev/infiniband/uverbsN,
+ * /dev/infiniband/rdma_cm)? Every QP, CQ, MR, PD and CM id belongs to such an
+ * open file and goes with it, so a process without one holds nothing: it is
+ * not checked, and the rdma tool is not run (where there is no RDMA at all,
+ * a program that exits 77 stays skipped). */
+static bool has_rdma_file(void)
+{
+	static const char prefix[] = "/dev/infiniband/";
+	char target[PATH_MAX];
+	bool found = false;
+	struct dirent *e;
+	DIR *fds = opendir("/proc/self/fd");
+
+	if (!fds)
+		return true; /* cannot tell: check */
+	while (!found && (e = readdir(fds)) != NULL) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(fds), e->d_name, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		found = strncmp(target, prefix, sizeof(prefix) - 1) == 0;
+	}
+	closedir(fds);
+	return found;
+}
+
+/* Is \p exe below the directory \p root? */
+static bool below(const char *exe, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	return strncmp(exe, root, n) == 0 && exe[n] == '/';
+}
+
+/* Does this line of `rdma resource show` name \p pid? ("... pid 812 comm x") */
+static bool names_pid(const char *line, long pid)
+{
+	char field[32];
+	size_t n = (size_t)snprintf(field, sizeof(field), " pid %ld", pid);
+	const char *at = line;
+
+	while ((at = strstr(at, field)) != NULL) {
+		char next = at[n];
+
+		if (next == ' ' || next == '\n' || next == '\0')
+			return true;
+		at += n;
+	}
+	return false;
+}
+
+/* Prints what this pid still holds; returns how many objects. */
+static int report_held(const char *exe)
+{
+	const char *tool = getenv("REX_LEAKCHECK_RDMA");
+	long pid = (long)getpid();
+	char cmd[512];
+	char line[1024];
+	int held = 0;
+	size_t k;
+
+	if (!tool || !*tool)
+		tool = "rdma";
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		FILE *out;
+
+		/* The child must not check itself: no preload there. */
+		snprintf(cmd, sizeof(cmd), "env -u LD_PRELOAD %s resource show %s 2>&1", tool,
+			 kinds[k]);
+		out = popen(cmd, "r");
+		if (!out) {
+			fprintf(stderr, "leakcheck: popen(%s): cannot run the rdma tool\n", cmd);
+			return -1;
+		}
+		while (fgets(line, sizeof(line), out)) {
+			if (!names_pid(line, pid))
+				continue;
+			if (held++ == 0)
+				fprintf(stderr, "leakcheck: %s (pid %ld) still holds at exit:\n", exe,
+					pid);
+			fprintf(stderr, "leakcheck:   %-5s %s", kinds[k], line);
+			if (!strchr(line, '\n'))
+				fputc('\n', stderr);
+		}
+		if (pclose(out) != 0) {
+			fprintf(stderr, "leakcheck: '%s resource show %s' failed\n", tool, kinds[k]);
+			return -1;
+		}
+	}
+	return held;
+}
+
+static void check_at_exit(void)
+{
+	const char *root = getenv("REX_LEAKCHECK_ROOT");
+	char exe[PATH_MAX];
+	ssize_t n;
+	int held;
+
+	if (!root || !*root)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if (!below(exe, root) || !has_rdma_file())
+		return;
+	fflush(NULL); /* the program's own lines first */
+	held = report_held(exe);
+	if (held != 0) {
+		if (held < 0)
+			fprintf(stderr, "leakcheck: could not check %s for leaks\n", exe);
+		fflush(stderr);
+		_exit(1); /* a leak, or no way to tell: the test fails here */
+	}
+}
+
+/* Registered before main() runs, so it runs after every atexit handler the
+ * program registers, and before the libraries' destructors. */
+__attribute__((constructor)) static void leakcheck_init(void)
+{
+	if (atexit(check_at_exit) != 0)
+		fprintf(stderr, "leakcheck: atexit failed: leaks go unchecked\n");
+}
