@@ -9,7 +9,8 @@
  * CM ids, filtered on the process's pid. Once a process has exited the kernel
  * has released everything it held, so this is the last moment a leak can be
  * seen, and seen in the test that caused it. Anything still held is printed,
- * one line an object, and the process exits with status 1 instead:
+ * one line an object, and the process exits with status 1 instead. The tool
+ * runs once, in batch mode, started directly (no shell):
  *
  *     leakcheck: 01-connect-server (pid 812) still holds at exit:
  *     leakcheck:   qp  link rxe0/1 lqpn 17 type RC state RTS ... pid 812 comm 01-connect-serv
@@ -23,18 +24,40 @@
  * Environment: REX_LEAKCHECK_ROOT (required: without it nothing is checked),
  * REX_LEAKCHECK_RDMA (the rdma tool; default "rdma", found on PATH).
  */
-#define _GNU_SOURCE /* popen, readlink under -std=c11 */
+#define _GNU_SOURCE /* pipe2, readlinkat under -std=c11 */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-/* The kinds of object `rdma resource show` lists that a process can leak. */
-static const char *const kinds[] = {"qp", "cq", "mr", "pd", "cm_id"};
+/* What one run of the rdma tool is asked (its batch mode, on stdin): the kinds
+ * of object a process can leak. */
+static const char batch[] = "resource show cm_id\nresource show qp\nresource show mr\n"
+			    "resource show cq\nresource show pd\n";
+
+/* Which kind a line of `rdma resource show` is about, by the number it names
+ * first among these (a CM id's line may name its QP, a QP's or MR's its PD). */
+static const char *kind_of(const char *line)
+{
+	if (strstr(line, " cm-idn "))
+		return "cm_id";
+	if (strstr(line, " lqpn "))
+		return "qp";
+	if (strstr(line, " mrn "))
+		return "mr";
+	if (strstr(line, " cqn "))
+		return "cq";
+	if (strstr(line, " pdn "))
+		return "pd";
+	return "?";
+}
 
 /* Has this process a file of the RDMA subsystem open (/dev/infiniband/uverbsN,
  * /dev/infiniband/rdma_cm)? Every QP, CQ, MR, PD and CM id belongs to such an
@@ -93,43 +116,90 @@ static bool names_pid(const char *line, long pid)
 	return false;
 }
 
-/* Prints what this pid still holds; returns how many objects. */
+extern char **environ;
+
+/* Starts the rdma tool in batch mode, without the preload (it must not check
+ * itself), its stdin fed the batch, its stdout and stderr to the pipe whose
+ * read end is returned in *out. One exec: no shell. Returns its pid, or -1. */
+static pid_t start_tool(const char *tool, int *out)
+{
+	char *argv[] = {(char *)tool, "-b", "-", NULL};
+	char *envp[256];
+	size_t n = 0;
+	int in_pipe[2], out_pipe[2];
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	char **e;
+
+	for (e = environ; *e && n < sizeof(envp) / sizeof(envp[0]) - 1; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+			envp[n++] = *e;
+	envp[n] = NULL;
+	if (pipe2(in_pipe, O_CLOEXEC))
+		return -1;
+	if (pipe2(out_pipe, O_CLOEXEC)) {
+		close(in_pipe[0]);
+		close(in_pipe[1]);
+		return -1;
+	}
+	/* The batch is far smaller than a pipe's buffer: written before the start. */
+	if (write(in_pipe[1], batch, sizeof(batch) - 1) == (ssize_t)(sizeof(batch) - 1) &&
+	    posix_spawn_file_actions_init(&fa) == 0) {
+		if (posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0) == 0 &&
+		    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1) == 0 &&
+		    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 2) == 0 &&
+		    posix_spawnp(&pid, tool, &fa, NULL, argv, envp) != 0)
+			pid = -1;
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(in_pipe[0]);
+	close(in_pipe[1]);
+	close(out_pipe[1]);
+	if (pid < 0)
+		close(out_pipe[0]);
+	else
+		*out = out_pipe[0];
+	return pid;
+}
+
+/* Prints what this pid still holds; returns how many objects, -1 when the
+ * rdma tool could not tell. */
 static int report_held(const char *exe)
 {
 	const char *tool = getenv("REX_LEAKCHECK_RDMA");
 	long pid = (long)getpid();
-	char cmd[512];
 	char line[1024];
-	int held = 0;
-	size_t k;
+	int held = 0, fd = -1, status;
+	pid_t child;
+	FILE *out;
 
 	if (!tool || !*tool)
 		tool = "rdma";
-	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		FILE *out;
-
-		/* The child must not check itself: no preload there. */
-		snprintf(cmd, sizeof(cmd), "env -u LD_PRELOAD %s resource show %s 2>&1", tool,
-			 kinds[k]);
-		out = popen(cmd, "r");
-		if (!out) {
-			fprintf(stderr, "leakcheck: popen(%s): cannot run the rdma tool\n", cmd);
-			return -1;
-		}
-		while (fgets(line, sizeof(line), out)) {
-			if (!names_pid(line, pid))
-				continue;
-			if (held++ == 0)
-				fprintf(stderr, "leakcheck: %s (pid %ld) still holds at exit:\n", exe,
-					pid);
-			fprintf(stderr, "leakcheck:   %-5s %s", kinds[k], line);
-			if (!strchr(line, '\n'))
-				fputc('\n', stderr);
-		}
-		if (pclose(out) != 0) {
-			fprintf(stderr, "leakcheck: '%s resource show %s' failed\n", tool, kinds[k]);
-			return -1;
-		}
+	child = start_tool(tool, &fd);
+	if (child < 0) {
+		fprintf(stderr, "leakcheck: cannot run '%s -b -': %s\n", tool, strerror(errno));
+		return -1;
+	}
+	out = fdopen(fd, "r");
+	if (!out) {
+		close(fd);
+		waitpid(child, &status, 0);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), out)) {
+		if (!names_pid(line, pid))
+			continue;
+		if (held++ == 0)
+			fprintf(stderr, "leakcheck: %s (pid %ld) still holds at exit:\n", exe, pid);
+		fprintf(stderr, "leakcheck:   %-5s %s", kind_of(line), line);
+		if (!strchr(line, '\n'))
+			fputc('\n', stderr);
+	}
+	fclose(out);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "leakcheck: '%s -b -' (resource show cm_id, qp, mr, cq, pd) failed\n",
+			tool);
+		return -1;
 	}
 	return held;
 }
