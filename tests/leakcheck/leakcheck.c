@@ -9,11 +9,14 @@
  * CM ids, filtered on the process's pid. Once a process has exited the kernel
  * has released everything it held, so this is the last moment a leak can be
  * seen, and seen in the test that caused it. Anything still held is printed,
- * one line an object, and the process exits with status 1 instead. The tool
- * runs once, in batch mode, started directly (no shell):
+ * one line an object, and the process exits with status 1 instead:
  *
- *     leakcheck: 01-connect-server (pid 812) still holds at exit:
- *     leakcheck:   qp  link rxe0/1 lqpn 17 type RC state RTS ... pid 812 comm 01-connect-serv
+ *     leakcheck: /work/main/build/tests/leaker (pid 149) still holds at exit:
+ *     leakcheck:   cm_id link rxe0/1 cm-idn 0 state ADDR_BOUND ps TCP pid 149 comm leaker ...
+ *     leakcheck:   qp    link rxe0/1 lqpn 17 rqpn 0 type RC state INIT ... pid 149 comm leaker
+ *
+ * The rdma tool runs once a check, in batch mode, started directly (no
+ * shell): about 0.85 s a checked exit in the lab's emulated VM under load.
  *
  * Only processes whose executable lies below REX_LEAKCHECK_ROOT (the build
  * tree) and that still have a file of /dev/infiniband open at exit are
@@ -22,7 +25,9 @@
  * a signal has no exit to check; the kernel frees what it held.
  *
  * Environment: REX_LEAKCHECK_ROOT (required: without it nothing is checked),
- * REX_LEAKCHECK_RDMA (the rdma tool; default "rdma", found on PATH).
+ * REX_LEAKCHECK=0 (check nothing: to measure what the check costs, or to run
+ * a leaking program on), REX_LEAKCHECK_RDMA (the rdma tool; default "rdma",
+ * found on PATH).
  */
 #define _GNU_SOURCE /* pipe2, readlinkat under -std=c11 */
 #include <dirent.h>
@@ -207,11 +212,12 @@ static int report_held(const char *exe)
 static void check_at_exit(void)
 {
 	const char *root = getenv("REX_LEAKCHECK_ROOT");
+	const char *on = getenv("REX_LEAKCHECK");
 	char exe[PATH_MAX];
 	ssize_t n;
 	int held;
 
-	if (!root || !*root)
+	if (!root || !*root || (on && strcmp(on, "0") == 0))
 		return;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
