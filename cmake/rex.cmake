@@ -8,6 +8,9 @@
 #   rex_rdma_test(NAME...)       label rdma, skip on 77, and the leak check
 
 set(REX_PAIR_RUNNER ${PROJECT_SOURCE_DIR}/tests/pair-runner.sh)
+# "cmake --build build --target programs": the chapters' programs alone, no
+# tests (the Vagrantfile's VMs build only these).
+add_custom_target(programs)
 # Each end-to-end test gets a port of its own so tests can run in parallel.
 set_property(GLOBAL PROPERTY REX_NEXT_PORT 20900)
 
@@ -62,7 +65,8 @@ endfunction()
 #             [UNIT_TESTS <sources...>]  tests/<NN-topic>/test_<what>.c -> test <NN-topic>.<what>
 #             [PAGE <docs pages...>])     its walkthrough, one page or several, in reading order
 # Builds build/bin/<NN-topic>-server and build/bin/<NN-topic>-client, each
-# when its sources are given (a chapter may start with other programs only).
+# when its sources are given (a chapter may start with other programs only),
+# and makes them part of the target "programs".
 function(rex_chapter name)
   cmake_parse_arguments(CH "" "" "SERVER;CLIENT;SHARED;UNIT_TESTS;PAGE" ${ARGN})
   set(libs rex_common PkgConfig::RDMACM PkgConfig::IBVERBS)
@@ -81,6 +85,7 @@ function(rex_chapter name)
     add_executable(${name}-${side} ${CH_${SIDE}})
     target_link_libraries(${name}-${side} PRIVATE ${libs})
     rex_target_defaults(${name}-${side})
+    add_dependencies(programs ${name}-${side})
   endforeach()
   foreach(src ${CH_UNIT_TESTS})
     get_filename_component(stem ${src} NAME_WE)
