@@ -130,26 +130,53 @@ bad:
 }
 
 /* Post \p wr signalled, and take its completion. */
+/* Work request ids: our sends, and the receives kept posted. */
+#define SEND_ID 2
+#define RECV_ID 1
+
+/* Receive completions that came before the send completion post_wait() was
+ * waiting for. The server answers a message as soon as it arrives, and
+ * Soft-RoCE may put that answer's receive completion in our CQ before the
+ * completion of our own send (its ACK is handled by another task): under
+ * load the two came in that order. control() takes these first, in order. */
+static struct {
+	struct ibv_wc wc[RECVS];
+	int n;
+} early;
+
+/* Posts one signalled work request and waits for its own completion. */
 static int post_wait(struct rex_conn *conn, struct ibv_send_wr *wr, struct ibv_wc *wc)
 {
 	struct ibv_send_wr *bad;
 	int ret;
 
+	wr->wr_id = SEND_ID;
 	wr->send_flags |= IBV_SEND_SIGNALED;
 	ret = ibv_post_send(conn->qp, wr, &bad);
 	if (ret) {
 		rex_report_errno("ibv_post_send", ret);
 		return -ret;
 	}
-	ret = rex_cq_wait(conn->comp_channel, conn->cq, wc, 1, WAIT_MS);
-	return ret < 0 ? ret : 0;
+	for (;;) {
+		ret = rex_cq_wait(conn->comp_channel, conn->cq, wc, 1, WAIT_MS);
+		if (ret < 0)
+			return ret;
+		if (wc->wr_id == SEND_ID)
+			return 0;
+		if (early.n == RECVS) {
+			fprintf(stderr, "%s: more than %d messages before our send completed\n",
+			        PROGRAM, RECVS);
+			return -EPROTO;
+		}
+		early.wc[early.n++] = *wc;
+	}
 }
 
 /* Zero-length receives for the server's control messages, which can come
  * three at once (CPU_USER, CPU_SYS, RESULT): one posted per one taken. */
 static int post_recvs(struct rex_conn *conn, int n)
 {
-	struct ibv_recv_wr rwr = {.wr_id = 1}, *rbad;
+	struct ibv_recv_wr rwr = {.wr_id = RECV_ID}, *rbad;
 	int ret = 0;
 
 	while (n-- > 0 && ret == 0)
@@ -172,9 +199,14 @@ static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want,
 		rex_report_wc("control message", &wc);
 		return -EIO;
 	}
-	ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
-	if (ret < 0)
-		return ret;
+	if (early.n > 0) {
+		wc = early.wc[0];
+		memmove(early.wc, early.wc + 1, (size_t)--early.n * sizeof(early.wc[0]));
+	} else {
+		ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
+		if (ret < 0)
+			return ret;
+	}
 	if (wc.status != IBV_WC_SUCCESS || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
 	    bench_ctrl_type(be32toh(wc.imm_data)) != want) {
 		fprintf(stderr, "%s: not the answer expected (status %s)\n", PROGRAM,
