@@ -27,7 +27,7 @@ expect() {
 	fi
 }
 
-for script in lab pair tour check doctor wire-trace wire-fault; do
+for script in lab pair tour check doctor vagrant-check wire-trace wire-fault; do
 	for flag in -h --help; do
 		expect 0 "^scripts/$script: " "$script" "$flag"
 	done
@@ -56,6 +56,8 @@ expect 1 "runs only inside the two VMs" wire-fault link-down
 expect 2 "unknown option '--frobnicate'" doctor --frobnicate
 expect 2 "wants an IPv4 address like" doctor -a not-an-address
 expect 2 "-a needs an IPv4 address" doctor -a
+expect 2 "unknown option '--frobnicate'" vagrant-check --frobnicate
+expect 2 "--timeout wants whole seconds" vagrant-check --timeout soon
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
 
