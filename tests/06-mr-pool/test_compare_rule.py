@@ -49,6 +49,18 @@ check(compare.quotable("t_p999_us", 10000) and not compare.quotable("t_p999_us",
 check(compare.quotable("t_p99_us", 1000) and not compare.quotable("t_p99_us", 999), "99% rule")
 
 
+# perftest's rows: a bandwidth of 0 (no clock to divide by) is no result, and
+# the line saying why is found.
+hdr = " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
+good = compare.parse_perftest([hdr, " 4096       1000           39.55              39.50                 0.010112\n"], "bw")
+check(good is not None and good["bw_avg_mib_s"] == 39.5, f"a bw row read as {good}")
+check(compare.parse_perftest([hdr, " 4096       1000           0.00               0.00                  0.000000\n"],
+                             "bw") is None, "a bandwidth of 0 taken as a result")
+clock = compare.perftest_clock_failed(["Correlation coefficient r^2: 0.61 < 0.9\n", hdr])
+check(clock == "Correlation coefficient r^2: 0.61 < 0.9", f"the clock's failure not found: {clock}")
+check(compare.perftest_clock_failed([hdr]) is None, "a clock failure found where there is none")
+
+
 # A table as main() makes it, from made-up runs: one point faster, one
 # slower, one not told apart, one with too few pairs.
 def point(op, mode, size, ours, pt, samples=10000):
