@@ -18,7 +18,7 @@ REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 p
 REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod tcpdump tshark"
 REX_PKGS_DOCS="doxygen graphviz mscgen"
 # The Vagrantfile's fast check (tests/vagrant/provision.sh): vagrant validate,
-# shellcheck on its provisioning, a minimal Debian root to build in.
+# a shellcheck of its provisioning, a minimal Debian root to build in.
 REX_PKGS_VAGRANT="vagrant debootstrap shellcheck"
 
 rex_say() { printf '%s: %s\n' "${REX_SCRIPT:-rex}" "$*" >&2; }
