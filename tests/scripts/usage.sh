@@ -56,6 +56,7 @@ expect 1 "runs only inside the two VMs" wire-fault link-down
 expect 2 "unknown option '--frobnicate'" doctor --frobnicate
 expect 2 "wants an IPv4 address like" doctor -a not-an-address
 expect 2 "-a needs an IPv4 address" doctor -a
+expect 2 "--build needs a build directory" doctor --build
 expect 2 "unknown option '--frobnicate'" vagrant-check --frobnicate
 expect 2 "--timeout wants whole seconds" vagrant-check --timeout soon
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
