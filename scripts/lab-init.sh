@@ -11,12 +11,14 @@
 #      (read-write), all over virtio-9p
 #   3. give a dummy interface (one VM) or eth0 (two VMs) an address that
 #      exists only inside this VM or on the wire between the two, and put an
-#      rxe device on it (scripts/rxe-up, which the Vagrantfile uses too)
+#      rxe device on it (scripts/rxe-up, which the Vagrantfile uses too), or
+#      with the provider siw a Soft-iWARP device (scripts/siw-up)
 #   4. run the command from the run folder as root in a chroot of the host
 #   5. write the command's exit status to the run folder and power off
 #
 # The run folder holds: repo (path of the repository), addr (IPv4 address for
-# RDMA), env (shell assignments to export), cmd (the command, shell-quoted),
+# RDMA), provider (rxe or siw; rxe when missing), env (shell assignments to
+# export), cmd (the command, shell-quoted),
 # and for a VM of a two-VM run netdev ("eth0") and wire (its role; the shared
 # folder "wire" is then mounted at /run/wire).
 # Lines starting with "lab:" go to the console so the caller can follow along.
@@ -90,14 +92,23 @@ if [ "$netdev" = dummy0 ]; then
 fi
 in_host ip addr add "$addr/24" dev "$netdev" || fail "ip addr add $addr failed"
 in_host ip link set "$netdev" up || fail "ip link set $netdev up failed"
-in_host sh "$repo/scripts/rxe-up" "$addr" >/dev/null 2>/lab/rxe-up.err ||
+# Soft-iWARP instead (RDMA_LAB_PROVIDER=siw): siw0, and no rxe0 beside it,
+# so that rdma_cm finds one device on the address.
+provider=rxe
+[ -e /lab/provider ] && provider=$(cat /lab/provider)
+case "$provider" in
+rxe) up=rxe-up device=rxe0 ;;
+siw) up=siw-up device=siw0 ;;
+*) fail "unknown provider '$provider' (rxe or siw)" ;;
+esac
+in_host sh "$repo/scripts/$up" "$addr" >/dev/null 2>/lab/rxe-up.err ||
 	fail "$(cat /lab/rxe-up.err)"
 # The folder both VMs of a two-VM run share (scripts/lab, --two-vms).
 if [ -e /lab/wire ]; then
 	mkdir -p /host/run/wire
 	mount -t 9p -o "$p9" wire /host/run/wire || fail "mounting the shared wire folder failed"
 fi
-say "rxe0 is up on $netdev with $addr; running the command"
+say "$device is up on $netdev with $addr; running the command"
 
 chroot /host /bin/bash -c '
 	. /run/lab/env

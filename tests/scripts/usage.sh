@@ -45,6 +45,13 @@ expect 2 "unknown option '--out'" lab pair --out x a b
 expect 2 "--out needs a file name" lab capture --out
 expect 0 "^scripts/rxe-up: " rxe-up --help
 expect 2 "one address prefix is needed" rxe-up
+expect 0 "^scripts/siw-up: " siw-up --help
+expect 2 "one address prefix is needed" siw-up
+expect 2 "--name needs a device name" siw-up --name
+# The lab's provider comes from the environment: a bad one is a usage error.
+export RDMA_LAB_PROVIDER=frobnicate
+expect 2 "RDMA_LAB_PROVIDER must be rxe or siw, not 'frobnicate'" lab where
+unset RDMA_LAB_PROVIDER
 expect 2 "one capture file is needed" wire-trace
 expect 2 "--width needs a number of columns, 60 or more" wire-trace --width 20 x.pcap
 expect 2 "unknown fault 'frobnicate'" wire-fault frobnicate
