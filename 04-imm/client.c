@@ -153,6 +153,10 @@ static int create_connection(struct client *c)
 	c->conn = rex_conn_create_client(c->opts.addr, c->opts.port, &attr);
 	if (!c->conn)
 		return -errno;
+	/* The device is known now: on iWARP, say why not before posting. */
+	ret = rex_device_refuse_iwarp(c->conn->id->verbs, IM_IWARP_LACKS);
+	if (ret)
+		goto out_destroy_conn;
 
 	/* The immediate comes with the last packet of one work request, so a
 	 * message must be one WRITE: no bigger than the port allows. */
@@ -569,8 +573,9 @@ int main(int argc, char **argv)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
 	/* [main-steps] */
-	if (create_connection(&c))
-		goto out;
+	ret = create_connection(&c);
+	if (ret)
+		goto out; /* -EPROTONOSUPPORT: an iWARP device, refused */
 	if (connect_to_server(&c))
 		goto out_destroy_connection; /* nothing posted, nothing registered */
 	if (check_descriptor(&c))
@@ -596,7 +601,7 @@ out_destroy_connection:
 	if (rex_conn_destroy(c.conn))
 		status = REX_EXIT_FAILURE;
 out:
-	return status;
+	return ret == -EPROTONOSUPPORT ? REX_EXIT_NO_DEVICE : status;
 	/* [main-steps] */
 }
 /* [main] */

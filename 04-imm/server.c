@@ -151,6 +151,13 @@ static int listen_for_clients(struct server *s)
 	s->listener = rex_listener_create(s->opts.addr, s->opts.port);
 	if (!s->listener)
 		return -errno;
+	/* Bound to an address, the listener knows its device: iWARP is refused
+	 * now. (Bound to all, each request is checked in get_request().) */
+	if (rex_device_refuse_iwarp(s->listener->id->verbs, IM_IWARP_LACKS)) {
+		rex_listener_destroy(s->listener);
+		s->listener = NULL;
+		return -EPROTONOSUPPORT;
+	}
 	printf("server: listening on %s, a ring of %u slots of %" PRIu64 " %s\n", s->listener->name,
 	       s->opts.slots, s->opts.size, bytes_word(s->opts.size));
 	return 0;
@@ -176,6 +183,12 @@ static int get_request(struct server *s, struct session *c)
 	if (!c->conn)
 		return -errno; /* ECONNABORTED: this client failed, not the listener */
 	printf("server: connect request from %s\n", c->conn->peer_name);
+	if (rex_device_refuse_iwarp(c->conn->id->verbs, IM_IWARP_LACKS)) {
+		rex_conn_reject(c->conn, NULL, 0);
+		rex_conn_destroy(c->conn);
+		c->conn = NULL;
+		return -ECONNABORTED;
+	}
 	/* The client sends no private data; we use none of what came. */
 	rex_debug(s->opts.verbose, "server", "the connect request carried %u bytes of private data",
 	          (unsigned)c->conn->peer_data_len);
@@ -612,8 +625,11 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
-	if (listen_for_clients(&s))
+	ret = listen_for_clients(&s);
+	if (ret) {
+		status = ret == -EPROTONOSUPPORT ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 		goto out;
+	}
 	while (s.opts.clients == 0 || s.served < s.opts.clients) {
 		if (serve_client(&s))
 			goto out_destroy_listener;

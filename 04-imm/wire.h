@@ -76,6 +76,11 @@
 #define IM_VERSION          1
 #define IM_DESCRIPTOR_SIZE  28 /* bytes on the wire */
 
+/* Why an iWARP device cannot run this chapter (rex_device_refuse_iwarp()). */
+#define IM_IWARP_LACKS                                                                     \
+	"iWARP carries no immediate data, and every message here is an RDMA WRITE WITH "   \
+	"IMMEDIATE"
+
 /* Private data an accept carries on InfiniBand and RoCE, in bytes. */
 #define IM_ACCEPT_PRIVATE_DATA_MAX 196
 _Static_assert(IM_DESCRIPTOR_SIZE <= IM_ACCEPT_PRIVATE_DATA_MAX,

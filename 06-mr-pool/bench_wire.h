@@ -103,6 +103,13 @@ struct bench_accept {
 	uint32_t grant;      /* enum bench_grant */
 };
 
+/* Why an iWARP device cannot run the benchmark (rex_device_refuse_iwarp()):
+ * its control messages are immediates (its grants are memory windows and two
+ * of its ops atomics, which Soft-iWARP lacks too). */
+#define BENCH_IWARP_LACKS                                                                  \
+	"iWARP carries no immediate data, and the benchmark's control messages are "      \
+	"immediates"
+
 enum bench_reject_reason {
 	BENCH_REJECT_HELLO = 1, /* undecodable: magic, version, lengths */
 	BENCH_REJECT_OP = 2,    /* value: op asked; limit: the server's op mask */

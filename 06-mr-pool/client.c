@@ -193,11 +193,11 @@ int main(int argc, char **argv)
 		status = REX_EXIT_FAILURE;
 	if (status == REX_EXIT_OK)
 		printf("client: done\n");
-	else
+	else if (!cl.iwarp) /* the refusal said why */
 		fprintf(stderr, "client: failed\n");
 out_destroy_loop:
 	if (rex_loop_destroy(cl.loop))
 		status = REX_EXIT_FAILURE;
-	return status;
+	return cl.iwarp ? REX_EXIT_NO_DEVICE : status;
 }
 /* [main] */

@@ -117,6 +117,7 @@ struct client {
 	struct qp *qps;
 	unsigned open, established;
 	bool stopping, broken;
+	bool iwarp; /* the device is iWARP: refused (rex_device_refuse_iwarp()) */
 	enum phase phase;
 	uint32_t size, sig;
 	unsigned send_flags;

@@ -104,6 +104,11 @@ static int connect_qp(struct rex_aconn *c)
 	                                      : 0) |
 	                                 (answers_by_write ? IBV_ACCESS_REMOTE_WRITE : 0)};
 
+	/* The device is known now: on iWARP, say why not (once) and stop. */
+	if (cl->iwarp || rex_device_refuse_iwarp(c->id->verbs, BENCH_IWARP_LACKS)) {
+		cl->iwarp = true;
+		return -EPROTONOSUPPORT;
+	}
 	dev = rex_aconn_dev_get(&cl->devices, c->id->verbs);
 	if (!dev)
 		return -ENODEV;

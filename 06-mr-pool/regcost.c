@@ -551,6 +551,11 @@ int main(int argc, char **argv)
 	ret = open_device(&run, o.device);
 	if (ret)
 		return ret;
+	if (rex_device_refuse_iwarp(run.ctx, "regcost binds its windows on a queue pair connected "
+	                                     "to itself, which iWARP cannot make")) {
+		ret = REX_EXIT_NO_DEVICE;
+		goto out_close;
+	}
 	run.samples = calloc(o.count > o.large_count ? o.count : o.large_count, sizeof(double));
 	if (!run.samples) {
 		rex_report_errno("calloc", errno);

@@ -274,6 +274,11 @@ static void on_connect_request(struct server *s, struct rdma_cm_id *id,
 	bool bw_recvs;
 
 	rex_cm_format_address(rdma_get_peer_addr(id), peer, sizeof(peer));
+	/* Bound to all addresses, a request may come from an iWARP device. */
+	if (rex_device_refuse_iwarp(id->verbs, BENCH_IWARP_LACKS)) {
+		rej = (struct bench_reject){BENCH_REJECT_OP, 0, 0};
+		goto out_reject;
+	}
 	/* The hello decides what we register and post: check it first. */
 	if (bench_hello_decode(ev->private_data, ev->private_data_len, &h, why, sizeof(why))) {
 		fprintf(stderr, "server: %s: bad hello: %s\n", peer, why);
@@ -465,6 +470,9 @@ static int listen_for_clients(struct server *s)
 	ret = rex_aconn_listen(&s->devices, s->addr, s->port, LISTEN_BACKLOG, &s->listener);
 	if (ret)
 		return ret;
+	/* Bound to an address, the listener knows its device. */
+	if (rex_device_refuse_iwarp(s->listener->verbs, BENCH_IWARP_LACKS))
+		return -EPROTONOSUPPORT;
 	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
 	printf("server: listening on %s: ops %s, messages up to %" PRIu32 " bytes\n", s->name,
 	       bench_ops_format(s->ops, ops, sizeof(ops)), s->max_size);
@@ -537,8 +545,11 @@ int main(int argc, char **argv)
 	s.status = REX_EXIT_FAILURE;
 	if (create_loop(&s))
 		goto out_destroy_loop;
-	if (listen_for_clients(&s))
+	ret = listen_for_clients(&s);
+	if (ret) {
+		s.status = ret == -EPROTONOSUPPORT ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 		goto out_release;
+	}
 	s.status = REX_EXIT_OK;
 	if (run_loop(&s) == 0)
 		printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64

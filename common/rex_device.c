@@ -93,3 +93,18 @@ int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sg
 	}
 	return ret;
 }
+
+int rex_device_refuse_iwarp(struct ibv_context *context, const char *why)
+{
+	const char *name;
+
+	if (!context || !context->device || context->device->transport_type != IBV_TRANSPORT_IWARP)
+		return 0;
+	name = ibv_get_device_name(context->device);
+	rex_errorf("%s is an iWARP device: this program cannot run on it\n"
+	           "  why: %s\n"
+	           "  hint: run it on InfiniBand or RoCE (Soft-RoCE: `rdma link add rxe0 type rxe"
+	           " netdev IFACE`)",
+	           name ? name : "this device", why);
+	return -EPROTONOSUPPORT;
+}

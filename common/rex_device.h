@@ -45,4 +45,25 @@ int rex_device_present(void);
  */
 int rex_device_check_queues(struct ibv_context *context, int cqe, int wr, int sge);
 
+/**
+ * \brief Refuse an iWARP device, for a program that needs what only
+ *        InfiniBand and RoCE have.
+ *
+ * iWARP (RDMA over TCP: Soft-iWARP's `siw0`, iWARP NICs) carries no
+ * immediate data in its base protocol (RFC 5040), connects queue pairs only
+ * through rdma_cm, and Soft-iWARP has no atomics and no memory windows. A
+ * program built on one of those calls this once the device is known (after
+ * rdma_bind_addr() or rdma_resolve_addr()), so that the user reads why at
+ * start, not a bare `ibv_post_send: Invalid argument` later.
+ *
+ * \param context  the device (for example `cm_id->verbs`); NULL (an id bound
+ *                 to no address yet) passes, to be checked again later.
+ * \param why      the reason, for the message, e.g. "iWARP carries no
+ *                 immediate data, and every message here is a WRITE WITH IMM".
+ * \return 0 when the device is not iWARP; -EPROTONOSUPPORT after printing
+ *         "siw0 is an iWARP device: this program cannot run on it", then
+ *         "  why: WHY" and a hint. Programs exit with #REX_EXIT_NO_DEVICE then.
+ */
+int rex_device_refuse_iwarp(struct ibv_context *context, const char *why);
+
 #endif /* REX_DEVICE_H */

@@ -173,8 +173,8 @@ int rex_format_reg_errno(char *buf, size_t len, const char *call, int err, size_
 	                "register less",
 	                what, strerror(err), (unsigned long long)(lim.rlim_cur / 1024),
 	                (bytes + 1023) / 1024,
-	                geteuid() == 0 ? " (root with CAP_IPC_LOCK is not held to it: then "
-	                                 "the memory itself ran short)"
+	                geteuid() == 0 ? " (root with CAP_IPC_LOCK is not held to it, except on "
+	                                 "Soft-iWARP: elsewhere the memory itself ran short)"
 	                               : "");
 }
 

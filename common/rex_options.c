@@ -251,7 +251,7 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	fprintf(stream, "  -v          verbose: debug lines to stderr\n");
 	fprintf(stream, "  -h, --help  print this help and exit\n");
 	fprintf(stream, "  --version   print the version and exit\n");
-	fprintf(stream, "exit status: %d ok, %d failure, %d bad command line, %d no RDMA device\n",
+	fprintf(stream, "exit status: %d ok, %d failure, %d bad command line, %d no usable RDMA device\n",
 	        REX_EXIT_OK, REX_EXIT_FAILURE, REX_EXIT_USAGE, REX_EXIT_NO_DEVICE);
 }
 

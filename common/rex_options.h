@@ -47,7 +47,9 @@
 #define REX_EXIT_OK 0         /**< success */
 #define REX_EXIT_FAILURE 1    /**< a runtime failure or a failing peer */
 #define REX_EXIT_USAGE 2      /**< bad command line; nothing was created */
-#define REX_EXIT_NO_DEVICE 77 /**< no usable RDMA device (test runners report "skipped") */
+/** no usable RDMA device: none at all, or an iWARP device where the program needs
+ *  what iWARP lacks (rex_device_refuse_iwarp()); test runners report "skipped" */
+#define REX_EXIT_NO_DEVICE 77
 /** @} */
 
 /** The TCP-style port the chapters use when -p is not given. */
