@@ -808,6 +808,23 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 /* --- completions ----------------------------------------------------------- */
 
 /* [poll] */
+/* iWARP ends a connection in the kernel: the peer's close (its TCP FIN or
+ * TERMINATE) moves our QP to the error state before rdma_cm reports
+ * DISCONNECTED, so our posted work flushes first. InfiniBand and RoCE leave
+ * the QP up until our own rdma_disconnect(). Such a flush is the peer
+ * leaving, to be judged when its DISCONNECTED comes (disconnected()). */
+static bool flushed_by_peer_close(struct rex_aconn *c, const struct ibv_wc *wc)
+{
+	if (wc->status != IBV_WC_WR_FLUSH_ERR || c->state != REX_STATE_ESTABLISHED ||
+	    c->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
+		return false;
+	if (!c->peer_closing) {
+		c->peer_closing = true;
+		rex_loop_timer_start(c->loop, &c->deadline, c->devs->attr.drain_timeout_ms);
+	}
+	return true;
+}
+
 static void refuse_late(struct rex_aconn *c, const struct ibv_wc *wc)
 {
 	char what[96];
@@ -871,6 +888,8 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 			refuse_late(c, &wc[i]);
 			continue;
 		}
+		if (!closing && flushed_by_peer_close(c, &wc[i]))
+			continue;
 		/* A flush is how a stopped QP hands its work requests back: the
 		 * expected end of a closing connection, not an error. */
 		if (closing &&
@@ -909,6 +928,13 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 	catch_up(c); /* may change the state, or rearm this very timer */
 	if (rex_loop_timer_armed(&c->deadline))
 		return;
+	if (c->state == REX_STATE_ESTABLISHED && c->peer_closing) {
+		say(c, "its QP was flushed (iWARP: the peer closed) and no DISCONNECTED came "
+		       "within %u ms: closing it",
+		    a->drain_timeout_ms);
+		rex_aconn_close(c, true);
+		return;
+	}
 	switch (c->state) {
 	case REX_STATE_RESOLVING:
 	case REX_STATE_CONNECTING:

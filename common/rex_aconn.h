@@ -235,6 +235,7 @@ struct rex_aconn {
 	bool cq_dead;           /**< nothing more will come out of the CQ */
 	bool failed;            /**< ended by a failure, not by the protocol */
 	bool peer_ended;        /**< the peer disconnected, and peer_left() expected it */
+	bool peer_closing;      /**< iWARP: the peer's close flushed our QP; DISCONNECTED is due */
 	bool drain_cut;         /**< released at the drain deadline, not drained */
 	struct rex_loop_timer deadline; /**< setup, idle or drain, by state */
 	struct rex_loop_task release;   /**< posted when DRAINING is over */
