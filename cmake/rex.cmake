@@ -102,14 +102,18 @@ endfunction()
 #   [SERVER_EXIT <code>] [CLIENT_EXIT <code>]      expected exit codes (default 0)
 #   [SERVER_EXPECT <regex>...] [CLIENT_EXPECT <regex>...]  lines that must appear
 #   [CLIENT_WITHIN <seconds>]                      the client must finish this fast
+#   [PROVIDER siw]                                 a Soft-iWARP test: label siw, not rdma
 #   [TIMEOUT <seconds>])                           the whole test (default 120)
 # <program> is a target name such as 01-connect-client. In arguments, @ADDR@
 # becomes the lab's RDMA address and @PORT@ a port unique to this test.
 # Mind that CMake splits arguments at semicolons (they separate list items):
 # write shell snippets without ";" (use && or newlines).
 # Label "rdma"; exit 77 (skipped) when no RDMA device or address is available.
+# PROVIDER siw: label "siw" instead, run only in the Soft-iWARP lab
+# (RDMA_LAB_PROVIDER=siw scripts/lab run -- ctest --test-dir build -L siw),
+# skipped where no iWARP device is.
 function(rex_pair_test name)
-  cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;TIMEOUT"
+  cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;TIMEOUT;PROVIDER"
                         "SERVER;CLIENT;SERVER_EXPECT;CLIENT_EXPECT" ${ARGN})
   get_property(port GLOBAL PROPERTY REX_NEXT_PORT)
   math(EXPR next "${port} + 1")
@@ -134,8 +138,16 @@ function(rex_pair_test name)
   if(PT_CLIENT_WITHIN)
     list(APPEND args --client-within ${PT_CLIENT_WITHIN})
   endif()
+  if(PT_PROVIDER)
+    list(APPEND args --provider ${PT_PROVIDER})
+  endif()
   add_test(NAME ${name} COMMAND ${REX_PAIR_RUNNER} ${args})
   math(EXPR ctest_timeout "${PT_TIMEOUT} + 30")
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ctest_timeout})
   rex_rdma_test(${name})
+  if(PT_PROVIDER STREQUAL "siw")
+    set_tests_properties(${name} PROPERTIES LABELS siw)
+  elseif(PT_PROVIDER)
+    message(FATAL_ERROR "rex_pair_test(${name}): PROVIDER must be siw, not ${PT_PROVIDER}")
+  endif()
 endfunction()

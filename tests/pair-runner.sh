@@ -7,7 +7,7 @@
 #       [--server PROGRAM ARGS... --end] [--client PROGRAM ARGS... --end]
 #       [--server-exit CODE|stop] [--client-exit CODE]
 #       [--server-expect REGEX]... [--client-expect REGEX]...
-#       [--client-within SECONDS]
+#       [--client-within SECONDS] [--provider siw]
 #
 # In ARGS, @ADDR@ becomes $RDMA_LAB_ADDR and @PORT@ becomes PORT.
 # The server is started first; the runner waits for its "listening" line
@@ -17,11 +17,16 @@
 # (stdout and stderr together; grep -E regexes). The whole run is bounded by
 # --timeout: a program still running then is killed and the test fails.
 #
+# --provider siw: a test of Soft-iWARP (label siw); it runs only where an
+# iWARP device is (RDMA_LAB_PROVIDER=siw scripts/lab run), and skips elsewhere.
+# A program's exit 77 means "no usable RDMA device" and skips the test, unless
+# 77 is the exit expected (a program refusing iWARP).
+#
 # Exit: 0 pass, 1 fail, 77 skipped (no RDMA: RDMA_LAB_ADDR unset or no
 # device), unless REX_REQUIRE_RDMA=1, which turns a skip into a failure.
 set -u
 
-port="" timeout=120 within=""
+port="" timeout=120 within="" provider=""
 server=() client=()
 server_exit=0 client_exit=0
 server_expect=() client_expect=()
@@ -44,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--server-expect) server_expect+=("$2"); shift 2 ;;
 	--client-expect) client_expect+=("$2"); shift 2 ;;
 	--client-within) within=$2; shift 2 ;;
+	--provider) provider=$2; shift 2 ;;
 	*) echo "pair-runner: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -58,6 +64,11 @@ skip() {
 	exit 77
 }
 [ -n "${RDMA_LAB_ADDR:-}" ] || skip "RDMA_LAB_ADDR is not set"
+if [ "$provider" = siw ]; then
+	# An iWARP device's node type is "4: RNIC" (InfiniBand and RoCE: "1: CA").
+	grep -qs RNIC /sys/class/infiniband/*/node_type ||
+		skip "no iWARP device here (label siw: RDMA_LAB_PROVIDER=siw scripts/lab run -- ctest -L siw)"
+fi
 
 substitute() {
 	local a
@@ -98,7 +109,7 @@ if [ "${#server[@]}" -gt 0 ]; then
 			wait "$server_pid"
 			server_code=$?
 			server_pid=""
-			[ "$server_code" -eq 77 ] && { show server "$dir/server.out"; skip "the server found no RDMA device"; }
+			[ "$server_code" -eq 77 ] && [ "$server_exit" != 77 ] && { show server "$dir/server.out"; skip "the server found no RDMA device"; }
 			# A server expected to fail before it listens is a valid test.
 			break
 		fi
@@ -125,7 +136,7 @@ if [ "${#client[@]}" -gt 0 ]; then
 	took_ms=$(($(date +%s%3N) - start))
 	show client "$dir/client.out"
 	echo "client exit code $code after ${took_ms} ms"
-	[ "$code" -eq 77 ] && skip "the client found no RDMA device"
+	[ "$code" -eq 77 ] && [ "$client_exit" != 77 ] && skip "the client found no RDMA device"
 	[ "$code" -eq 124 ] && fail "the client did not finish within the ${timeout}s timeout"
 	[ "$code" -eq "$client_exit" ] || fail "client exit code: expected $client_exit, got $code"
 	if [ -n "$within" ] && [ "$took_ms" -gt $((within * 1000)) ]; then
