@@ -21,8 +21,9 @@
  *
  * Because the fields are fixed-size, the peer receives the whole field: a
  * 32-byte greeting sent in a REQ arrives as 56 bytes, zero-padded. A decoder
- * must accept more bytes than it expects and ignore the rest. (iWARP has other
- * limits; this chapter keeps the greeting well inside all of them.)
+ * must accept more bytes than it expects and ignore the rest. (iWARP's MPA
+ * carries private data at the length sent, up to 512 bytes: there the
+ * greeting arrives as 32 bytes. The same decoder serves both.)
  *
  * On the wire a greeting is 32 bytes, all integers big-endian (network byte
  * order), whatever the byte order of the machines at either end:
