@@ -27,7 +27,8 @@
  * alone), prints messages/s and MiB/s, tells the server it is done and
  * disconnects. Exit status: 0 all written and the server told; 1 something
  * failed (stderr says what), including a descriptor we refused; 2 bad
- * command line; 77 no RDMA device. The walkthrough is docs/04-imm.md.
+ * command line; 77 no usable RDMA device (none, or an iWARP one: iWARP
+ * carries no immediate data). The walkthrough is docs/04-imm.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>

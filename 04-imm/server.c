@@ -27,7 +27,8 @@
  * or -c CLIENTS one after another (0: until killed). Exit status: 0 every
  * client's messages arrived intact; 1 a client failed (a bad immediate,
  * damaged data, it vanished) or something else did (stderr says what); 2 bad
- * command line; 77 no RDMA device. The walkthrough is docs/04-imm.md.
+ * command line; 77 no usable RDMA device (none, or an iWARP one: iWARP
+ * carries no immediate data). The walkthrough is docs/04-imm.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -20,7 +20,8 @@
  * This file is the table of contents; the command line is client_options.c,
  * the connections client_conn.c, a size's runs client_runs.c (client.h).
  * Exit status: 0 done and every run verified; 1 a runtime or peer failure,
- * a rejection, or data that differs; 2 bad command line; 77 no RDMA device.
+ * a rejection, or data that differs; 2 bad command line; 77 no usable RDMA
+ * device (none, or an iWARP one: no immediate data for the control messages).
  */
 #include "client.h"
 

@@ -16,7 +16,8 @@
  * OPS is a comma list of send, write, write_imm, read (default all). It
  * serves client runs until SIGINT or SIGTERM, then drains, releases
  * everything, prints its totals and exits 0 (1 when the server itself
- * failed; 2 bad command line; 77 no RDMA device). A session's benchmark
+ * failed; 2 bad command line; 77 no usable RDMA device: none, or an iWARP
+ * one bound with -B). A session's benchmark
  * work (control messages, answers, the check of the data) is server_run.c.
  */
 #include <endian.h>

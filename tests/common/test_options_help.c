@@ -28,7 +28,7 @@ int main(void)
 	CHECK_STR_CONTAINS(run.out, "-h, --help  print this help and exit\n");
 	CHECK_STR_CONTAINS(run.out, "--version   print the version and exit\n");
 	CHECK_STR_CONTAINS(run.out, "exit status: 0 ok, 1 failure, 2 bad command line, "
-	                            "77 no RDMA device\n");
+	                            "77 no usable RDMA device\n");
 	run_free(&run);
 
 	/* rex_options_usage() prints the same text. */
