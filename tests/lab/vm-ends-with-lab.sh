@@ -96,21 +96,27 @@ run_case() {
 	# A process takes QEMU's name early in its exec, and its command line a
 	# moment later (/proc/PID/cmdline is empty in between: 26 of 300
 	# launches on this machine): wait for the command line, not the name.
+	# The command line is read once: QEMU may be gone a moment later (the
+	# case "time" stops it 5 s after it started; a loaded host can spend
+	# that long in this loop).
+	local cmdline=""
 	for ((i = 0; i < BOOT_LIMIT * 10; i++)); do
 		qemu=$(pgrep -P "$lab" -x qemu-system-x86 | xargs || true)
-		if [ "$(wc -w <<<"$qemu")" -ge "$vms" ] &&
-			tr '\0' '\n' <"/proc/${qemu%% *}/cmdline" 2>/dev/null | grep -q '/qemu.pid$'; then
-			break
+		if [ "$(wc -w <<<"$qemu")" -ge "$vms" ]; then
+			cmdline=$(tr '\0' '\n' <"/proc/${qemu%% *}/cmdline" 2>/dev/null || true)
+			grep -q '/qemu.pid$' <<<"$cmdline" && break
 		fi
 		kill -0 "$lab" 2>/dev/null || fail "scripts/lab ended before it started QEMU" || return 1
 		sleep 0.1
 	done
 	[ "$(wc -w <<<"$qemu")" -eq "$vms" ] || fail "not $vms QEMU after ${BOOT_LIMIT}s: '$qemu'" || return 1
 	first=${qemu%% *}
-	run=$(tr '\0' '\n' <"/proc/$first/cmdline" | sed -n 's|/qemu.pid$||p')
+	run=$(sed -n 's|/qemu.pid$||p' <<<"$cmdline")
 	[ "$vms" -eq 1 ] || run=$(dirname "$run")
-	[ -d "$run" ] || fail "QEMU $first has no run folder ($run; state $(ps -o stat= -p "$first"))" ||
-		return 1
+	# While the lab runs, its run folder exists (after it, it must be gone:
+	# checked below).
+	[ -n "$run" ] && { [ -d "$run" ] || ! kill -0 "$lab" 2>/dev/null; } ||
+		fail "QEMU $first has no run folder ($run; state $(ps -o stat= -p "$first"))" || return 1
 	if [ -n "$signal" ]; then
 		until [ "$(grep -cE "$booted" "$out")" -ge "$vms" ]; do
 			[ $((SECONDS - started)) -lt "$BOOT_LIMIT" ] || fail "the VM did not boot within ${BOOT_LIMIT}s" || return 1
