@@ -11,7 +11,7 @@
 #   int      SIGINT to scripts/lab (kill -INT)       130
 #   ctrl-c   SIGINT to its whole process group, as a terminal's Ctrl-C   130
 #   kill     SIGKILL to scripts/lab                  137 (it cannot clean up itself)
-#   time     RDMA_LAB_TIMEOUT=5 runs out             125, "ran out of time"
+#   time     RDMA_LAB_TIMEOUT=30 runs out            125, "ran out of time"
 #   two      SIGTERM to "scripts/lab pair --two-vms"  143, both VMs gone
 # Each runs "scripts/lab run -- sleep 600" in the VM ("two": a pair of
 # sleeps, one in each VM), waits until the console says "lab: rxe0 is up"
@@ -68,7 +68,11 @@ run_case() {
 	int) signal=INT expect_rc=130 ;;
 	ctrl-c) signal=INT expect_rc=130 ;;
 	kill) signal=KILL expect_rc=137 ;;
-	time) expect_rc=125 limit=(RDMA_LAB_TIMEOUT=5) ;;
+	# The limit must leave the test time to see QEMU before the lab stops
+	# it: with 5 s, six VMs booting at once beside two busy loops made the
+	# poll below miss QEMU's whole life ("scripts/lab ended before it
+	# started QEMU"). The other cases take 40 s or more: 30 s costs nothing.
+	time) expect_rc=125 limit=(RDMA_LAB_TIMEOUT=30) ;;
 	two) signal=TERM expect_rc=143 ;;
 	*) echo "$name: FAIL: no such case"; return 1 ;;
 	esac
@@ -97,7 +101,7 @@ run_case() {
 	# moment later (/proc/PID/cmdline is empty in between: 26 of 300
 	# launches on this machine): wait for the command line, not the name.
 	# The command line is read once: QEMU may be gone a moment later (the
-	# case "time" stops it 5 s after it started; a loaded host can spend
+	# case "time" stops it 30 s after it started; a loaded host can spend
 	# that long in this loop).
 	local cmdline=""
 	for ((i = 0; i < BOOT_LIMIT * 10; i++)); do
