@@ -406,6 +406,11 @@ static int wait_for_completions(struct session *ss)
 		uint32_t slot = rex_wr_id_slot(wc[i].wr_id);
 		bool is_send = rex_wr_id_kind(wc[i].wr_id) == SR_WR_SEND;
 
+		/* After BYE, a flushed receive is the client leaving: on iWARP its
+		 * close flushes our receives before DISCONNECTED arrives. */
+		if (!is_send && ss->bye && wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		    ss->conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP)
+			continue;
 		/* Check every completion's status: a failed work request says why
 		 * here, and only here. */
 		if (wc[i].status != IBV_WC_SUCCESS) {
