@@ -72,6 +72,7 @@ struct server {
 	struct connection conn;                    /* its PD, CQ and QP (connection.h) */
 	struct rex_cm_event request;               /* the connect request, private data included */
 	char peer[REX_CM_ADDRESS_LEN];             /* the client's address and port, for messages */
+	bool client_left;                          /* its DISCONNECTED came before ESTABLISHED */
 	int teardown_errors;                       /* a destroy call failed: exit 1 */
 };
 
@@ -318,11 +319,22 @@ static int wait_for_established(struct server *s)
 {
 	int ret;
 
+	struct rex_cm_event ev;
+
 	/* The client confirms our accept (RTU), and the CM reports
-	 * ESTABLISHED: the connection is up at both ends. */
-	ret = rex_cm_wait(s->channel, RDMA_CM_EVENT_ESTABLISHED, ESTABLISHED_TIMEOUT_MS, NULL);
+	 * ESTABLISHED: the connection is up at both ends. But a client that
+	 * leaves at once can be seen to leave first: its disconnect request
+	 * may be handled before its RTU (or the RTU was lost), and then
+	 * DISCONNECTED comes alone. It had our accept: that is its normal end. */
+	ret = rex_cm_wait_either(s->channel, RDMA_CM_EVENT_ESTABLISHED,
+	                         RDMA_CM_EVENT_DISCONNECTED, ESTABLISHED_TIMEOUT_MS, &ev);
 	if (ret)
 		return ret;
+	if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
+		s->client_left = true;
+		printf("server: client left before its connection was established here\n");
+		return 0;
+	}
 	printf("server: connection established\n");
 	return 0;
 }
@@ -334,8 +346,11 @@ static int wait_for_disconnect(struct server *s)
 	int err;
 	int ret;
 
-	/* The client's disconnect request (DREQ) arrives as DISCONNECTED. */
-	ret = rex_cm_wait(s->channel, RDMA_CM_EVENT_DISCONNECTED, PEER_DISCONNECT_TIMEOUT_MS, NULL);
+	/* The client's disconnect request (DREQ) arrives as DISCONNECTED
+	 * (already read, when it came in place of ESTABLISHED). */
+	ret = s->client_left ? 0
+	                     : rex_cm_wait(s->channel, RDMA_CM_EVENT_DISCONNECTED,
+	                                   PEER_DISCONNECT_TIMEOUT_MS, NULL);
 	if (ret == -ETIMEDOUT)
 		fprintf(stderr,
 		        "server: client %s did not disconnect within %d ms: disconnecting it\n",

@@ -300,6 +300,12 @@ static void copy_event(const struct rdma_cm_event *event, struct rex_cm_event *o
 int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expected,
                 int timeout_ms, struct rex_cm_event *out)
 {
+	return rex_cm_wait_either(channel, expected, expected, timeout_ms, out);
+}
+
+int rex_cm_wait_either(struct rdma_event_channel *channel, enum rdma_cm_event_type expected,
+                       enum rdma_cm_event_type or_this, int timeout_ms, struct rex_cm_event *out)
+{
 	struct rex_cm_event scratch;
 	struct rdma_cm_event *event;
 	struct rdma_cm_id *stray_id = NULL;
@@ -318,7 +324,7 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 		return ret;
 
 	copy_event(event, out);
-	if (event->event != expected) {
+	if (event->event != expected && event->event != or_this) {
 		ret = unexpected_result(event);
 		report_unexpected(expected, event, ret);
 		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {

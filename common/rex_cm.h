@@ -120,6 +120,22 @@ int rex_cm_wait(struct rdma_event_channel *channel, enum rdma_cm_event_type expe
 		int timeout_ms, struct rex_cm_event *out);
 
 /**
+ * \brief rex_cm_wait() for a step with two good outcomes: \p expected or
+ *        \p or_this; \p out->type says which came.
+ *
+ * Where the peer may already have gone, the CM does not promise the order a
+ * program would like. A server that accepted a client which disconnects at
+ * once can read RDMA_CM_EVENT_DISCONNECTED with no ESTABLISHED before it:
+ * the client's DREQ can be handled before its RTU (the kernel's CM handles
+ * each message in its own work item), or the RTU was lost, and the CM then
+ * reports the disconnect alone. Waiting for ESTABLISHED only would call a
+ * client that did everything right a failure. Everything else is as for
+ * rex_cm_wait(), which is this function with \p or_this == \p expected.
+ */
+int rex_cm_wait_either(struct rdma_event_channel *channel, enum rdma_cm_event_type expected,
+                       enum rdma_cm_event_type or_this, int timeout_ms, struct rex_cm_event *out);
+
+/**
  * \brief Take the next event from a non-blocking \p channel, if there is
  *        one: copy it into \p out and acknowledge it at once, so that the
  *        id it is for may be destroyed while the copy is handled

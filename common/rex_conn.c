@@ -410,6 +410,7 @@ out_reject:
 int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len)
 {
 	struct rdma_conn_param param = conn_param(conn, data, len);
+	struct rex_cm_event event;
 	int ret;
 
 	ret = set_ack_timeout(conn);
@@ -423,8 +424,17 @@ int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len)
 		stop_qp(conn);
 		return ret;
 	}
-	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_ESTABLISHED, conn->attr.connect_timeout_ms,
-	                  NULL);
+	/* The client may connect and leave before we read ESTABLISHED: its
+	 * DISCONNECTED can come alone (see rex_cm_wait_either()). */
+	ret = rex_cm_wait_either(conn->channel, RDMA_CM_EVENT_ESTABLISHED,
+	                         RDMA_CM_EVENT_DISCONNECTED, conn->attr.connect_timeout_ms, &event);
+	if (ret == 0 && event.type == RDMA_CM_EVENT_DISCONNECTED) {
+		rex_errorf("rdma_cm: %s left before its connection was established here "
+		           "(RDMA_CM_EVENT_DISCONNECTED came first)",
+		           conn->peer_name);
+		conn->peer_left = true;
+		ret = -ECONNRESET;
+	}
 	if (ret)
 		stop_qp(conn);
 	return ret;
@@ -462,8 +472,9 @@ int rex_conn_wait_disconnect(struct rex_conn *conn)
 
 	/* The peer's request may be lost and sent again seconds later, as
 	 * rex_conn_disconnect() allows for: the same wait. */
-	ret = rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
-	                  conn->attr.disconnect_timeout_ms, NULL);
+	ret = conn->peer_left ? 0
+	                      : rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
+	                                    conn->attr.disconnect_timeout_ms, NULL);
 	/*
 	 * The peer's disconnect request (DREQ) arrived as DISCONNECTED, but
 	 * nothing has answered it yet: the reply (DREP) goes out only from

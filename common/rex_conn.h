@@ -43,6 +43,7 @@
 #ifndef REX_CONN_H
 #define REX_CONN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
@@ -119,6 +120,9 @@ struct rex_conn {
 	 *  offered; client: what the server granted, which bounds our READs). */
 	uint8_t peer_responder_resources;
 	char peer_name[REX_CM_ADDRESS_LEN]; /**< "address port N" of the peer, for messages */
+	/** The peer's disconnect (RDMA_CM_EVENT_DISCONNECTED) was read already,
+	 *  by rex_conn_accept() in place of ESTABLISHED. */
+	bool peer_left;
 };
 
 /** A listening CM id and its event channel (server side). */
@@ -186,7 +190,18 @@ struct rex_conn *rex_listener_get_request(struct rex_listener *listener,
  *
  * On failure the QP is moved to the error state: receives posted beforehand
  * complete as flushed (rex_cq_drain()).
- * \return 0, or a negative errno after printing why.
+ *
+ * A client that disconnects as soon as it is connected (it did its part, or
+ * it refused what our accept said) may be seen to leave with no ESTABLISHED
+ * first: its disconnect request can overtake its ready-to-use, or the
+ * ready-to-use was lost (rex_cm_wait_either() says why). The peer then had
+ * our accept and left: this prints "PEER left before its connection was
+ * established here", sets peer_left and returns -ECONNRESET, and
+ * rex_conn_wait_disconnect() then answers that disconnect without waiting
+ * for another. A server that serves nothing after its accept may take it as
+ * the normal end; one that expects messages has lost its client.
+ * \return 0, or a negative errno after printing why (-ECONNRESET: the peer
+ *         connected and left before ESTABLISHED was read, as above).
  */
 int rex_conn_accept(struct rex_conn *conn, const void *data, uint8_t len);
 
@@ -222,7 +237,8 @@ int rex_conn_disconnect(struct rex_conn *conn);
  *
  * Whatever happens, the QP is stopped when this returns: when the wait fails
  * (the peer stayed connected past the timeout, a signal came, another event
- * arrived), rdma_disconnect() ends the connection from this side.
+ * arrived), rdma_disconnect() ends the connection from this side. When the
+ * peer's disconnect was read already (peer_left), it only answers it.
  * \return 0, or a negative errno after printing why (from rex_cm_wait(), or
  *         the errno of a failing rdma_disconnect()); -EINTR prints nothing.
  */

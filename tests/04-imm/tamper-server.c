@@ -179,12 +179,16 @@ int main(int argc, char **argv)
 	im_descriptor_encode(&desc, data);
 	if (o.tamper == TAMPER_MAGIC)
 		memcpy(data, "\xde\xad\xbe\xef", 4);
-	if (rex_conn_accept(conn, data, sizeof(data)))
+	/* A client that refuses the descriptor leaves at once: its disconnect
+	 * may come in place of ESTABLISHED (-ECONNRESET, conn->peer_left). */
+	ret = rex_conn_accept(conn, data, sizeof(data));
+	if (ret && ret != -ECONNRESET)
 		goto out_drain;
 	printf("%s: accepted with %u receives posted (%s)\n", PROGRAM, outstanding,
 	       names[o.tamper]);
-	connected = true;
-	if (o.tamper == TAMPER_CREDITS && too_many_credits(conn, o.slots, &outstanding, &written))
+	connected = !conn->peer_left;
+	if (connected && o.tamper == TAMPER_CREDITS &&
+	    too_many_credits(conn, o.slots, &outstanding, &written))
 		goto out_disconnect;
 	/* Whatever the client does now, we answer nothing until it leaves;
 	 * the helper stops our QP whatever happens. */

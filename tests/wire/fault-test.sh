@@ -22,6 +22,15 @@
 #               for the echo times out; the server's echo fails with
 #               IBV_WC_RETRY_EXC_ERR, or its wait for the next message times
 #               out; both say so and exit 1 by themselves, none hangs
+#   nortu-01    the client VM loses every CM ReadyToUse it sends, so the
+#               server never reads ESTABLISHED: the client's disconnect
+#               comes first, alone. 01's server says the client left before
+#               its connection was established here, answers the
+#               disconnect, and both exit 0
+#   nortu-03    the same under 03's tamper server (a descriptor one byte
+#               too long): the client refuses it and leaves, the server
+#               reads DISCONNECTED in place of ESTABLISHED, and still finds
+#               its buffer untouched (exit 0)
 #
 # OUT.txt: keep an excerpt of the trace and the lines that matter (the pages'
 # docs/wire/*-fault-*.txt are made this way). Runs on the host: it boots its
@@ -29,7 +38,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${REX_BIN:-$ROOT/build/bin}
-case=${1:?case: loss-02, loss-03, silent-03 or linkdown-02}
+case=${1:?case: loss-02, loss-03, silent-03, linkdown-02, nortu-01 or nortu-03}
 keep=${2:-}
 
 if [ "${RDMA_LAB:-}" = vm ]; then
@@ -63,6 +72,14 @@ silent-03)
 linkdown-02)
 	server="exec $BIN/02-send-recv-server -a \$RDMA_LAB_ADDR"
 	client="scripts/$fault link-down --after 100 & exec $BIN/02-send-recv-client -a \$RDMA_LAB_ADDR -n 100000"
+	;;
+nortu-01)
+	server="exec $BIN/01-connect-server -a \$RDMA_LAB_ADDR"
+	client="scripts/$fault no-rtu && exec $BIN/01-connect-client -a \$RDMA_LAB_ADDR"
+	;;
+nortu-03)
+	server="exec $BIN/03-read-write-tamper-server -a \$RDMA_LAB_ADDR -s 64K --tamper length"
+	client="scripts/$fault no-rtu && exec $BIN/03-read-write-client -a \$RDMA_LAB_ADDR -s 64K"
 	;;
 *) echo "no such case: $case"; exit 2 ;;
 esac
@@ -187,6 +204,31 @@ linkdown-02)
 	expect 'VMs done in .*; server VM exited with 1, client VM with 1'
 	[ "$rc" -eq 1 ] || fail "the pair exited with $rc, not 1"
 	! grep -q 'pair: timed out\|pair: the server is still running' "$out" || fail "a program had to be stopped"
+	;;
+nortu-*)
+	expect 'wire-fault: .* eth0 loses every CM ReadyToUse it sends'
+	# The server VM's capture: the handshake with no ReadyToUse, then the
+	# client's disconnect request and the server's reply.
+	grep -q 'c>s  CM ConnectRequest' "$t" || fail "no ConnectRequest in the trace"
+	grep -q 's>c  CM ConnectReply' "$t" || fail "no ConnectReply in the trace"
+	! grep -q 'CM ReadyToUse' "$t" || fail "a ReadyToUse reached the server: the fault did not hold"
+	grep -q 'c>s  CM DisconnectRequest' "$t" || fail "no DisconnectRequest from the client in the trace"
+	grep -q 's>c  CM DisconnectReply' "$t" || fail "the server did not answer the disconnect (no DisconnectReply)"
+	! grep -q 'expected RDMA_CM_EVENT_ESTABLISHED' "$out" || fail "a program wanted ESTABLISHED only"
+	! grep -q 'pair: timed out\|pair: the server is still running' "$out" || fail "a program had to be stopped"
+	if [ "$case" = nortu-01 ]; then
+		[ "$rc" -eq 0 ] || fail "the pair exited with $rc, not 0"
+		expect 'server: client left before its connection was established here'
+		expect 'server: client disconnected'
+		expect 'client: disconnected'
+	else
+		# The client's refusal is its exit 1; the server's verdict is its lines.
+		[ "$rc" -eq 1 ] || fail "the pair exited with $rc, not 1 (the client's refusal)"
+		expect 'client: refusing the server.s descriptor: length 65537 beyond the 65536 bytes asked for'
+		expect 'tamper-server: rdma_cm: .* left before its connection was established here'
+		expect 'tamper-server: client disconnected'
+		expect 'tamper-server: buffer untouched'
+	fi
 	;;
 esac
 echo "capture and checks: ${took}s"
