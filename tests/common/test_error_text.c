@@ -51,6 +51,12 @@ int main(void)
 	rex_format_errno(buf, sizeof(buf), "rdma_bind_addr", ENODEV);
 	CHECK_STR_CONTAINS(buf, "rdma link add rxe0 type rxe netdev IFACE");
 	CHECK_STR_LACKS(buf, "scripts/");
+	CHECK_STR_CONTAINS(buf, "serves this address");
+	/* Opening the CM involves no address: the hint does not speak of one. */
+	rex_format_errno(buf, sizeof(buf), "rdma_create_event_channel", ENODEV);
+	CHECK_STR_CONTAINS(buf, "this machine has no RDMA device");
+	CHECK_STR_CONTAINS(buf, "rdma link add rxe0 type rxe netdev IFACE");
+	CHECK_STR_LACKS(buf, "address");
 
 	/* Unreachable: use the RDMA interface's address. */
 	rex_format_errno(buf, sizeof(buf), "rdma_resolve_addr", EADDRNOTAVAIL);
