@@ -326,8 +326,8 @@ static int wait_for_established(struct server *s)
 	 * leaves at once can be seen to leave first: its disconnect request
 	 * may be handled before its RTU (or the RTU was lost), and then
 	 * DISCONNECTED comes alone. It had our accept: that is its normal end. */
-	ret = rex_cm_wait_either(s->channel, RDMA_CM_EVENT_ESTABLISHED,
-	                         RDMA_CM_EVENT_DISCONNECTED, ESTABLISHED_TIMEOUT_MS, &ev);
+	ret = rex_cm_wait_either(s->channel, RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_DISCONNECTED,
+	                         ESTABLISHED_TIMEOUT_MS, &ev);
 	if (ret)
 		return ret;
 	if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
@@ -343,25 +343,23 @@ static int wait_for_established(struct server *s)
 /* [wait-disconnect] */
 static int wait_for_disconnect(struct server *s)
 {
+	int ret = 0;
 	int err;
-	int ret;
 
 	/* The client's disconnect request (DREQ) arrives as DISCONNECTED
-	 * (already read, when it came in place of ESTABLISHED). */
-	ret = s->client_left ? 0
-	                     : rex_cm_wait(s->channel, RDMA_CM_EVENT_DISCONNECTED,
-	                                   PEER_DISCONNECT_TIMEOUT_MS, NULL);
+	 * (read already when it came in place of ESTABLISHED). */
+	if (!s->client_left)
+		ret = rex_cm_wait(s->channel, RDMA_CM_EVENT_DISCONNECTED,
+		                  PEER_DISCONNECT_TIMEOUT_MS, NULL);
 	if (ret == -ETIMEDOUT)
 		fprintf(stderr,
 		        "server: client %s did not disconnect within %d ms: disconnecting it\n",
 		        s->peer, PEER_DISCONNECT_TIMEOUT_MS);
-	/*
-	 * Nothing has answered the DREQ yet: the CM sends the reply (DREP) only
+	/* Nothing has answered the DREQ yet: the CM sends the reply (DREP) only
 	 * when we call rdma_disconnect() (or destroy the id), and until then the
 	 * client's own wait for DISCONNECTED goes on. rdma_disconnect() also
 	 * moves our QP to the error state, so no work can run on it any more.
-	 * After a timeout, the same call ends the connection from our side.
-	 */
+	 * After a timeout, the same call ends the connection from our side. */
 	if (rdma_disconnect(s->id)) {
 		err = errno;
 		rex_report_errno("rdma_disconnect", err);

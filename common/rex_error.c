@@ -92,8 +92,9 @@ const char *rex_errno_hint(const char *call, int err)
 	case ENODEV:
 		/* Opening the CM involves no address: librdmacm found no device. */
 		if (call_is(call, "rdma_create_event_channel") || call_is(call, "rdma_create_id"))
-			return "this machine has no RDMA device: list devices with `rdma link show`; "
-			       "add Soft-RoCE with `rdma link add rxe0 type rxe netdev IFACE`";
+			return "this machine has no RDMA device: list devices with "
+			       "`rdma link show`; add Soft-RoCE with "
+			       "`rdma link add rxe0 type rxe netdev IFACE`";
 		return "no RDMA device serves this address: list devices with `rdma link show`; "
 		       "add Soft-RoCE with `rdma link add rxe0 type rxe netdev IFACE`";
 	case ENOMEM:
