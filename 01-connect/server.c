@@ -317,9 +317,8 @@ static int accept_client(struct server *s)
 /* [wait-established] */
 static int wait_for_established(struct server *s)
 {
-	int ret;
-
 	struct rex_cm_event ev;
+	int ret;
 
 	/* The client confirms our accept (RTU), and the CM reports
 	 * ESTABLISHED: the connection is up at both ends. But a client that
