@@ -484,6 +484,21 @@ void rex_loop_stop(struct rex_loop *loop)
 	loop->stop = true;
 }
 
+int rex_loop_fd(const struct rex_loop *loop)
+{
+	return loop->epfd;
+}
+
+bool rex_loop_has_tasks(const struct rex_loop *loop)
+{
+	return loop->tasks != NULL;
+}
+
+bool rex_loop_stopping(const struct rex_loop *loop)
+{
+	return loop->stop;
+}
+
 uint64_t rex_loop_now_ns(const struct rex_loop *loop)
 {
 	return loop->now_ns;

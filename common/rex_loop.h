@@ -273,6 +273,31 @@ int rex_loop_run(struct rex_loop *loop);
 void rex_loop_stop(struct rex_loop *loop);
 
 /**
+ * \brief Inside a program's own event loop (libevent, libuv, valkey's ae),
+ *        instead of rex_loop_run(): the one fd that loop watches.
+ *
+ * Everything this loop waits for is an fd in its epoll, its timers
+ * included (a timerfd), so the epoll fd is readable whenever a round has
+ * work. The program's loop needs to offer two things, and no timer:
+ * - watch this fd for reading and, when it is, call
+ *   rex_loop_run_once(loop, 0); level-triggered, as work one round leaves
+ *   (events past a budget) keeps it readable;
+ * - a deferred call: tasks (rex_loop_post()) make no fd readable, so when
+ *   rex_loop_has_tasks() says some are queued, after a round or after the
+ *   program called a helper from outside a round, call rex_loop_run_once()
+ *   again on the loop's next turn.
+ * rex_loop_stopping() tells it when a callback called rex_loop_stop().
+ * tests/copy-async/evloop.c does it for libevent in 40 lines.
+ */
+int rex_loop_fd(const struct rex_loop *loop);
+
+/** \brief Tasks are queued: run a round soon (see rex_loop_fd()). */
+bool rex_loop_has_tasks(const struct rex_loop *loop);
+
+/** \brief A callback called rex_loop_stop() (cleared when rex_loop_run() returns). */
+bool rex_loop_stopping(const struct rex_loop *loop);
+
+/**
  * \brief The time at which the current round woke up, in nanoseconds of
  *        CLOCK_MONOTONIC: a clock read once per round, cheap enough to stamp
  *        every completion with.
