@@ -75,13 +75,26 @@
  * completions of established connections waiting: the rest is read in the
  * next round, after the other fds.
  *
- * Failures are printed (rex_error) before a function returns; functions
- * return 0 or a negative errno. Nothing exits the program.
+ * **Two PDs per device.** `rdma resource show pd` lists two for a
+ * program on one device: librdmacm allocates one of its own for its CM ids
+ * (id->pd) as soon as an id binds to the device, and keeps it while any id
+ * does; the helper allocates the one all memory is registered in
+ * (dev->pd), which lives as long as the device set, not as long as some id.
  *
- * Copy rex_aconn.c with rex_aconn.h, rex_loop.c, rex_loop.h, rex_cm.c,
- * rex_cm.h, rex_buffers.h (for the wr_id layout; rex_buffers.c only if you
- * use its buffers), rex_error.c and rex_error.h. It needs libibverbs,
- * librdmacm and Linux.
+ * Failures are printed (rex_error) before a function returns, each line
+ * starting with the program's name; functions return 0 or a negative
+ * errno. Nothing exits the program.
+ *
+ * rex_svc.h is the interface to use in a service: one call to serve, one
+ * to dial, completions delivered, messages with credits. This header is
+ * the engine under it, for a program that drives each step itself
+ * (chapters 05 and 06).
+ *
+ * Copy rex_aconn.c, rex_aconn_devs.c, rex_aconn_books.c, rex_aconn_priv.h
+ * and rex_aconn.h, with rex_loop.c, rex_loop.h, rex_cm.c, rex_cm.h,
+ * rex_buffers.h (for the wr_id layout; rex_buffers.c only if you use its
+ * buffers), rex_error.c and rex_error.h. It needs libibverbs, librdmacm and
+ * Linux.
  */
 #ifndef REX_ACONN_H
 #define REX_ACONN_H
@@ -159,10 +172,12 @@ struct rex_aconn_ops {
 	/** ESTABLISHED, with the peer's private data in \p ev (a client checks
 	 *  the server's answer here). Start the protocol. Nonzero closes it, failed. */
 	int (*established)(struct rex_aconn *c, const struct rex_cm_event *ev);
-	/** The peer disconnected first, while the connection was established:
-	 *  its last completions are taken already. Return true when the
-	 *  protocol expected it (the peer said it was done), false for a
-	 *  failure. NULL: always a failure. */
+	/** The peer disconnected first, while the connection was established
+	 *  (or, on a server, accepted and not yet reported established): its
+	 *  last completions are taken already. Return true when the protocol
+	 *  expected it (the peer said it was done), false for a failure (print
+	 *  why: the helper does not). NULL: always a failure, and the helper
+	 *  prints that the peer left. */
 	bool (*peer_left)(struct rex_aconn *c);
 	/** A CM event that ends the connection (REJECTED, UNREACHABLE, ...),
 	 *  after the helper printed it and before it closes the connection:
@@ -193,29 +208,32 @@ struct rex_aconn_dev {
 
 /** \brief Every device of a program, the CM channel, and the common settings. */
 struct rex_aconn_devs {
-	struct rex_aconn_dev *first;         /**< its devices, newest first */
-	struct rex_loop *loop;               /**< serves every connection */
-	const char *who;                     /**< "server" or "client": starts its lines */
-	struct rdma_event_channel *channel;  /**< every id's events */
-	struct rex_aconn_attr attr;          /**< for every connection */
-	rex_aconn_cm_fn cm_fn;               /**< the program's CM events */
-	void *cm_arg;                        /**< for cm_fn */
-	bool watching_cm;                    /**< the loop watches the channel */
-	bool own_channel;                    /**< made by rex_aconn_devs_create() */
-	unsigned conns;                      /**< connections not released yet */
+	struct rex_aconn_dev *first;        /**< its devices, newest first */
+	struct rex_loop *loop;              /**< serves every connection */
+	const char *who;                    /**< "server" or "client": starts its lines */
+	struct rdma_event_channel *channel; /**< every id's events */
+	struct rex_aconn_attr attr;         /**< for every connection */
+	rex_aconn_cm_fn cm_fn;              /**< the program's CM events */
+	void *cm_arg;                       /**< for cm_fn */
+	bool watching_cm;                   /**< the loop watches the channel */
+	bool own_channel;                   /**< made by rex_aconn_devs_create() */
+	unsigned conns;                     /**< connections not released yet */
 	/** Called before a device's PD is released, to release what dev->user
-	 *  holds (memory registered in the PD). 0 or a negative errno (printed);
-	 *  on failure the PD is kept. NULL when the program has nothing. */
+	 *  holds (memory registered in the PD), and only for a device whose
+	 *  user the program set: a device that never got one has nothing of the
+	 *  program's. 0 or a negative errno (printed); on failure the PD is
+	 *  kept. NULL when the program has nothing. */
 	int (*dev_release)(struct rex_aconn_dev *dev);
 };
 
 /** \brief One connection: embed it in the program's own structure. */
 struct rex_aconn {
 	const char *who;                    /**< the devs' who */
-	char name[32 + REX_CM_ADDRESS_LEN]; /**< "connection 3 from 10.77.0.1 port 5000": the program's */
-	enum rex_state state;            /**< where it is in its life (rex_aconn_set_state()) */
-	struct rex_aconn_devs *devs;     /**< the set it belongs to: settings, CM channel */
-	struct rex_loop *loop;           /**< devs->loop */
+	char name[32 + REX_CM_ADDRESS_LEN]; /**< "connection 3 from 10.77.0.1 port 5000": the
+	                                       program's */
+	enum rex_state state;               /**< where it is in its life (rex_aconn_set_state()) */
+	struct rex_aconn_devs *devs;        /**< the set it belongs to: settings, CM channel */
+	struct rex_loop *loop;              /**< devs->loop */
 	struct rdma_cm_id *id;           /**< id->context is this connection; NULL once released */
 	const struct rex_aconn_ops *ops; /**< the program's steps */
 	struct rex_aconn_dev *dev;       /**< NULL until its queues exist */
@@ -226,17 +244,17 @@ struct rex_aconn {
 	struct ibv_cq *cq;      /**< one per connection, on the device's completion channel */
 	struct ibv_qp *qp;      /**< qp_context is this connection */
 
-	uint64_t sq_posted;     /**< number of the last send posted */
-	uint64_t sq_done;       /**< every send up to this one has completed */
-	uint32_t recvs_posted;  /**< receives posted and not completed */
-	uint64_t active_ns;     /**< when its last completion was taken (idle deadline) */
-	bool active_side;       /**< we sent the connect request */
-	bool await_disconnect;  /**< we sent a disconnect request: DISCONNECTED will come */
-	bool cq_dead;           /**< nothing more will come out of the CQ */
-	bool failed;            /**< ended by a failure, not by the protocol */
-	bool peer_ended;        /**< the peer disconnected, and peer_left() expected it */
-	bool peer_closing;      /**< iWARP: the peer's close flushed our QP; DISCONNECTED is due */
-	bool drain_cut;         /**< released at the drain deadline, not drained */
+	uint64_t sq_posted;    /**< number of the last send posted */
+	uint64_t sq_done;      /**< every send up to this one has completed */
+	uint32_t recvs_posted; /**< receives posted and not completed */
+	uint64_t active_ns;    /**< when its last completion was taken (idle deadline) */
+	bool active_side;      /**< we sent the connect request */
+	bool await_disconnect; /**< we sent a disconnect request: DISCONNECTED will come */
+	bool cq_dead;          /**< nothing more will come out of the CQ */
+	bool failed;           /**< ended by a failure, not by the protocol */
+	bool peer_ended;       /**< the peer disconnected, and peer_left() expected it */
+	bool peer_closing;     /**< iWARP: the peer's close flushed our QP; DISCONNECTED is due */
+	bool drain_cut;        /**< released at the drain deadline, not drained */
 	struct rex_loop_timer deadline; /**< setup, idle or drain, by state */
 	struct rex_loop_task release;   /**< posted when DRAINING is over */
 };
@@ -349,13 +367,30 @@ int rex_aconn_resolve(struct rex_aconn *c, struct sockaddr *addr);
 /**
  * \brief Create the connection's CQ (woken through the device's channel,
  *        polled by \p poll with lcq.arg as set before) and its RC QP: room
- *        for \p sends and \p recvs work requests, one SGE each, \p max_inline
- *        bytes of inline data; checked against the device's limits.
+ *        for \p sends and \p recvs work requests, one SGE each (more:
+ *        rex_aconn_create_queues_with()), \p max_inline bytes of inline
+ *        data; checked against the device's limits.
  * \return 0 or a negative errno (printed); what was made is released with
  *         the connection.
  */
 int rex_aconn_create_queues(struct rex_aconn *c, struct rex_aconn_dev *dev, uint32_t sends,
                             uint32_t recvs, uint32_t max_inline, rex_loop_cq_fn poll);
+
+/** \brief What rex_aconn_create_queues_with() makes. */
+struct rex_aconn_queues {
+	uint32_t sends;      /**< send work requests outstanding, at most */
+	uint32_t recvs;      /**< receive work requests posted, at most */
+	uint32_t max_sge;    /**< scatter/gather entries per work request (0: 1) */
+	uint32_t max_inline; /**< bytes of inline data per send */
+};
+
+/**
+ * \brief rex_aconn_create_queues() with scatter/gather entries: \p q is
+ *        checked against the device's limits (max_qp_wr, max_cqe, max_sge).
+ *        The QP may get more than asked: ibv_query_qp() says what.
+ */
+int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
+                                 const struct rex_aconn_queues *q, rex_loop_cq_fn poll);
 
 /**
  * \brief Client: send the connect request, with our transport settings and
@@ -367,7 +402,9 @@ int rex_aconn_connect(struct rex_aconn *c, struct rdma_conn_param *param);
 /**
  * \brief Server: accept the connect request of \p c with our transport
  *        settings and \p param. Receives must be posted: the client may send
- *        as soon as it has our answer, before our ESTABLISHED.
+ *        as soon as it has our answer, before our ESTABLISHED. The server
+ *        may send from here on as well (rdma_accept() brings its QP to
+ *        RTS): a reply to what arrives before ESTABLISHED needs no waiting.
  * \return 0 or a negative errno (printed).
  */
 int rex_aconn_accept(struct rex_aconn *c, struct rdma_conn_param *param);
@@ -449,6 +486,13 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev);
  *        stays as it is (only \p failed is noted).
  */
 void rex_aconn_close(struct rex_aconn *c, bool failed);
+
+/**
+ * \brief Print a line of \p c's to stderr, in one write, as the helper's
+ *        own: "program: who: connection name: " and then \p fmt.
+ */
+void rex_aconn_say(const struct rex_aconn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /** \brief Change the state, or report a refused transition (a bug) and return -EPERM. */
 int rex_aconn_set_state(struct rex_aconn *c, enum rex_state to);

@@ -3,7 +3,9 @@
 #
 # Checks that a helper of common/ builds on its own, as a reader who copies
 # it into another project would build it: NAME.c and NAME.h alone in an empty
-# directory, only system headers besides. A helper that builds on others
+# directory, only system headers besides; a helper split in several files
+# has them all beside (NAME_*.c and NAME_*.h: rex_aconn_devs.c,
+# rex_aconn_priv.h, ...), each .c compiled. A helper that builds on others
 # (rex_conn uses rex_cm, rex_error, rex_device) names them with --with, and
 # their headers are copied too: exactly what its header says to copy.
 #
@@ -43,29 +45,38 @@ done
 dir=$(mktemp -d "${TMPDIR:-/tmp}/compile-alone.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 cp "$srcdir/$name.c" "$srcdir/$name.h" "$dir/"
+for f in "$srcdir/${name}"_*.c "$srcdir/${name}"_*.h; do
+	[ -f "$f" ] && cp "$f" "$dir/"
+done
 for dep in $deps; do
 	cp "$srcdir/$dep.h" "$dir/" || exit 1
 done
 
 cd "$dir"
 echo "in $dir (holding only $(echo *)):"
+sources="$name.c"
+for f in "${name}"_*.c; do
+	[ -f "$f" ] && sources="$sources $f"
+done
 # compile CC STD [EXTRA_CFLAGS...]
 compile() {
 	cc=$1 std=$2
 	shift 2
-	echo "  $cc -std=$std $WARNINGS $* -c $name.c"
-	# shellcheck disable=SC2086
-	"$cc" -std="$std" $WARNINGS "$@" -c "$name.c" -o "$name.o"
+	for src in $sources; do
+		echo "  $cc -std=$std $WARNINGS $* -c $src"
+		# shellcheck disable=SC2086
+		"$cc" -std="$std" $WARNINGS "$@" -c "$src" -o "${src%.c}.o" || return 1
+	done
 }
 WARNINGS="-Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror"
 failed=0
 for cc in $compilers; do
 	for std in c11 gnu11; do
 		if ! compile "$cc" "$std" "$@"; then
-			echo "FAIL: $name.c does not compile with $cc -std=$std and only $(echo *.[ch]) beside it" >&2
+			echo "FAIL: $sources do not all compile with $cc -std=$std and only $(echo *.[ch]) beside it" >&2
 			failed=1
 		fi
 	done
 done
-[ "$failed" -eq 0 ] && echo "ok: $name.c compiles alone with:$compilers, -std=c11 and -std=gnu11"
+[ "$failed" -eq 0 ] && echo "ok: $sources compile alone with:$compilers, -std=c11 and -std=gnu11"
 exit "$failed"

@@ -286,7 +286,7 @@ scenario_silent_client() {
 	if [ -n "$ms" ] && { [ "$ms" -lt 4500 ] || [ "$ms" -gt 8000 ]; }; then
 		fail "the silent client was dropped after $ms ms, not at the 5000 ms deadline"
 	fi
-	expect server "^server: connection [0-9]+ from [0-9.]+ port [0-9]+: nothing for 5000 ms: dropping it$"
+	expect server "^05-async-server: server: connection [0-9]+ from [0-9.]+ port [0-9]+: nothing for 5000 ms: dropping it$"
 	client after -q 1 -n 100
 	finish after 0 30
 	expect after "^client: done: 1 connection, 0 failed$"

@@ -18,13 +18,13 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/copy-async.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 # Exactly the list in rex_aconn.h's last paragraph (rex_buffers.c too: the
 # programs use its buffers).
-for f in rex_aconn.c rex_aconn.h rex_loop.c rex_loop.h rex_cm.c rex_cm.h rex_buffers.c \
+for f in rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_aconn_priv.h rex_aconn.h rex_loop.c rex_loop.h rex_cm.c rex_cm.h rex_buffers.c \
 	rex_buffers.h rex_error.c rex_error.h; do
 	cp "$src/common/$f" "$dir/"
 done
 cp "$src/tests/copy-async/server.c" "$src/tests/copy-async/client.c" "$dir/"
 cd "$dir"
-helpers="rex_aconn.c rex_loop.c rex_cm.c rex_buffers.c rex_error.c"
+helpers="rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_loop.c rex_cm.c rex_buffers.c rex_error.c"
 mkdir -p "$out"
 for prog in server client; do
 	# shellcheck disable=SC2086
