@@ -91,10 +91,10 @@
  * (chapters 05 and 06).
  *
  * Copy rex_aconn.c, rex_aconn_devs.c, rex_aconn_books.c, rex_aconn_priv.h
- * and rex_aconn.h, with rex_loop.c, rex_loop.h, rex_cm.c, rex_cm.h,
- * rex_buffers.h (for the wr_id layout; rex_buffers.c only if you use its
- * buffers), rex_error.c and rex_error.h. It needs libibverbs, librdmacm and
- * Linux.
+ * and rex_aconn.h, with rex_loop.c, rex_loop_cq.c, rex_loop.h, rex_cm.c,
+ * rex_cm.h, rex_buffers.h (for the wr_id layout; rex_buffers.c only if you
+ * use its buffers), rex_error.c and rex_error.h. It needs libibverbs,
+ * librdmacm and Linux.
  */
 #ifndef REX_ACONN_H
 #define REX_ACONN_H

@@ -57,8 +57,9 @@
  * returns (rex_error). Functions return 0 or a negative errno; constructors
  * return NULL and set errno. Nothing exits the program.
  *
- * Copy rex_loop.c with rex_loop.h, rex_error.c and rex_error.h; they need
- * libibverbs and Linux (epoll, signalfd, timerfd).
+ * Copy rex_loop.c and rex_loop_cq.c (completion channels, states) with
+ * rex_loop.h, rex_error.c and rex_error.h; they need libibverbs and Linux
+ * (epoll, signalfd, timerfd).
  */
 #ifndef REX_LOOP_H
 #define REX_LOOP_H

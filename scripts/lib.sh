@@ -10,8 +10,9 @@ PATH=$PATH:/usr/sbin:/sbin
 
 # Debian packages, by what they are needed for.
 # libclang-rt-14-dev: libFuzzer and the sanitizers' runtime for clang (the fuzz tests;
-# clang only recommends it).
-REX_PKGS_BUILD="gcc clang libclang-rt-14-dev make cmake pkg-config libibverbs-dev librdmacm-dev"
+# clang only recommends it). libevent-dev: tests/copy-async runs the service
+# helpers inside a libevent loop, as a service with a loop of its own would.
+REX_PKGS_BUILD="gcc clang libclang-rt-14-dev make cmake pkg-config libibverbs-dev librdmacm-dev libevent-dev"
 # python3: 06-mr-pool.regcost_run parses the JSON of regcost with it.
 REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
 # tcpdump and tshark: "scripts/lab capture" and scripts/wire-trace (the wire tests).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Builds the copy test of common/'s asynchronous half as an engineer who
-# copied it would: the files common/rex_aconn.h says to copy, and the two
+# copied it would: the files common/rex_svc.h says to copy, and the two
 # programs, alone in an empty directory, compiled with a plain command line
 # (no CMake, no -D flags, no include path into this project).
 #
@@ -16,19 +16,24 @@ src=$1 out=$2 cc=$3
 shift 3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/copy-async.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
-# Exactly the list in rex_aconn.h's last paragraph (rex_buffers.c too: the
-# programs use its buffers).
-for f in rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_aconn_priv.h rex_aconn.h rex_loop.c rex_loop.h rex_cm.c rex_cm.h rex_buffers.c \
-	rex_buffers.h rex_error.c rex_error.h; do
+# Exactly the lists of rex_svc.h and rex_aconn.h's last paragraphs
+# (rex_buffers.c too: rex_svc uses its buffers).
+for f in rex_svc.c rex_svc_msg.c rex_svc_priv.h rex_svc.h rex_wire.h \
+	rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_aconn_priv.h rex_aconn.h \
+	rex_loop.c rex_loop_cq.c rex_loop.h rex_cm.c rex_cm.h rex_buffers.c rex_buffers.h rex_error.c rex_error.h; do
 	cp "$src/common/$f" "$dir/"
 done
-cp "$src/tests/copy-async/server.c" "$src/tests/copy-async/client.c" "$dir/"
+# The programs, and the server's libevent glue (evloop.c, libevent-dev).
+cp "$src/tests/copy-async/server.c" "$src/tests/copy-async/client.c" \
+	"$src/tests/copy-async/evloop.c" "$dir/"
 cd "$dir"
-helpers="rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_loop.c rex_cm.c rex_buffers.c rex_error.c"
+helpers="rex_svc.c rex_svc_msg.c rex_aconn.c rex_aconn_devs.c rex_aconn_books.c rex_loop.c rex_loop_cq.c"
+helpers="$helpers rex_cm.c rex_buffers.c rex_error.c"
 mkdir -p "$out"
-for prog in server client; do
-	# shellcheck disable=SC2086
-	"$cc" -std=gnu11 -Wall -Wextra -Werror "$@" -o "$out/aconn-square-$prog" $prog.c $helpers \
-		-libverbs -lrdmacm
-done
+# shellcheck disable=SC2086
+"$cc" -std=gnu11 -Wall -Wextra -Werror "$@" -o "$out/aconn-square-server" server.c evloop.c \
+	$helpers -libverbs -lrdmacm -levent
+# shellcheck disable=SC2086
+"$cc" -std=gnu11 -Wall -Wextra -Werror "$@" -o "$out/aconn-square-client" client.c $helpers \
+	-libverbs -lrdmacm
 echo "built aconn-square-server and aconn-square-client from $(ls | wc -l) copied files"

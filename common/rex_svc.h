@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file rex_svc.h
+ * \brief An RDMA service in a few calls: one to serve, one to dial, and
+ *        callbacks for what happens; connections are opaque handles made by
+ *        the helper, and every completion that matters is delivered.
+ *
+ * rex_aconn.h is the engine under it (chapter 05 builds it in the open):
+ * the devices, the CM events, the state machine, the books of work
+ * requests, the deadlines, the drain and the teardown in the right order.
+ * This header is what a service written against it needs, and no more:
+ *
+ *     struct rex_svc_config cfg;
+ *     rex_svc_config_default(&cfg);          then set what differs
+ *     cfg.msg_size = 64;                     messages with credits (below)
+ *     svc = rex_svc_create(loop, &cfg, &ops, me);
+ *     rex_svc_serve(svc, addr, port);        a server, or:
+ *     rex_svc_dial(svc, addr, port, NULL, 0, my_conn);   a client, once a connection
+ *     rex_loop_run(loop);                    ops.message() ... rex_svc_send() ...
+ *     rex_svc_stop(svc);                     every connection closed -> ops.stopped()
+ *     rex_svc_destroy(svc);
+ *
+ * **The connect request.** A server's helper takes each request, finds the
+ * device it came on, and asks ops.request() (NULL: accept all): the program
+ * reads the client's private data, may write its answer, sets its own
+ * pointer (rex_svc_conn_set_user()) and returns 0 to accept or nonzero to
+ * reject (the answer travels with the reject too). Then the helper creates
+ * the queues, registers the message slots and posts the receives, and
+ * accepts. Private data: up to #REX_SVC_PDATA_MAX bytes each way.
+ *
+ * **When a side may send.** A server from its accept on: its QP is ready
+ * to send then, and a client may send as soon as it has the accept, before
+ * the server reads ESTABLISHED (the client's RTU can come later, or be
+ * lost), so a server answers what it receives at once. A client from
+ * ops.established() on, where it learns its credits; rex_svc_send() before
+ * that queues the message. Either side may receive a message before its
+ * ops.established(): the peer sent it as soon as it could.
+ *
+ * **Messages with credits** (cfg.msg_size > 0; rex_svc_msg.c). The helper
+ * registers cfg.msg_recvs receive slots and cfg.msg_sends send slots of
+ * msg_size bytes plus a 4-byte header, posts the receives, and tells the
+ * peer how many with the connect request or the accept: those are the
+ * peer's credits. Each message costs one; the receiver returns it with its
+ * next message, or alone (a credit-only message) once half of them are
+ * owed, or when the sender says it is on its last one. The last credit is
+ * kept for a message that returns credits, so two sides that both send
+ * never wait for each other. A message sent without a credit waits in its
+ * slot, in order, and goes as soon as one comes back: a receiver never
+ * meets a sender with no receive posted (no RNR). rex_svc_send() copies the
+ * bytes, so the caller's buffer is free again at once.
+ *
+ * **Work requests of the program's own** (RDMA READ and WRITE, or a
+ * service without messages): rex_svc_post_send() and rex_svc_post_recv().
+ * The wr_id is the program's: the helper keeps its books beside it (send
+ * numbers, the drain marker) and hands it back in ops.done() (a signalled
+ * send) and ops.recv() (a receive). Up to rex_svc_conn_max_sge()
+ * scatter/gather entries per work request: the number the QP was created
+ * with, read back from it (cfg.max_sge asks for it, within the device's
+ * limit).
+ *
+ * **The end.** Any side closes with rex_svc_close(); a failed work
+ * request, a dead peer (the transport gives up after about 3.8 s), a
+ * missed deadline or a device error close it too. A peer that disconnects
+ * is the protocol's end once the program said so (rex_svc_conn_peer_done(),
+ * or cfg.peer_may_leave for a service whose peers leave when they like);
+ * otherwise it is a failure, and the helper prints that. Once every work
+ * request is done or flushed, the helper releases the QP, the CQ, the
+ * slots and the CM id, then calls ops.closed() with why: the last call for
+ * that connection, where the program frees what it tied to it. The handle
+ * is freed when it returns.
+ *
+ * **What the helper calls, in which order.** request (server) ->
+ * ready -> established -> message, recv, done (any number; message and
+ * recv may come before established) -> closed. A connection that never
+ * got its queues (a reject, an unreachable server) gets closed alone. No
+ * callback runs inside a call the program made: rex_svc_send() from within
+ * ops.message() is fine, and rex_svc_close() from any callback too.
+ *
+ * Every line the helpers print starts with the program's name; functions
+ * return 0 or a negative errno, printed already. Nothing exits the program.
+ *
+ * **In the program's own loop.** The helpers run in a rex_loop.h loop; a service
+ * with a loop of its own (libevent, libuv, valkey's ae) runs that one
+ * inside it: one fd to watch and a deferred call, no timer (rex_loop_fd();
+ * tests/copy-async/evloop.c does it for libevent).
+ *
+ * Copy rex_svc.c, rex_svc_msg.c, rex_svc_priv.h, rex_svc.h and rex_wire.h,
+ * with rex_buffers.c and what rex_aconn.h lists for itself. It needs
+ * libibverbs, librdmacm and Linux.
+ */
+#ifndef REX_SVC_H
+#define REX_SVC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rex_aconn.h"
+#include "rex_loop.h"
+
+/** Bytes of the program's private data each way, at most (the CM carries
+ *  56 in a connect request; the helper uses 4 of them). */
+#define REX_SVC_PDATA_MAX 52
+/** Bytes in front of every message: credits returned, flags. */
+#define REX_SVC_MSG_HEADER 4
+
+struct rex_svc;
+struct rex_svc_conn;
+
+/** \brief Why a connection ended (ops.closed()). */
+enum rex_svc_why {
+	REX_SVC_DONE, /**< closed by the protocol: rex_svc_close(c, false), or an expected leave */
+	REX_SVC_PEER_LEFT,   /**< the peer disconnected before the program said it was done */
+	REX_SVC_REJECTED,    /**< a client's request was rejected */
+	REX_SVC_UNREACHABLE, /**< address, route or handshake failed (no server, no device) */
+	REX_SVC_FAILED,      /**< anything else: a failed work request, a deadline, a bad message */
+};
+
+/** \brief The name of \p why, for messages: "done", "peer left", ... */
+const char *rex_svc_why_name(enum rex_svc_why why);
+
+/** \brief What every connection of a service gets. */
+struct rex_svc_config {
+	const char *who;     /**< "server" or "client": after the program's name in lines */
+	uint32_t send_depth; /**< send queue: messages and the program's own sends */
+	uint32_t recv_depth; /**< receive queue for rex_svc_post_recv() (unused with messages) */
+	uint32_t max_sge;    /**< scatter/gather entries asked per work request */
+	uint32_t max_inline; /**< bytes of inline data asked per send */
+	uint32_t msg_size;   /**< bytes of a message's payload, at most; 0: no messages */
+	uint32_t msg_recvs;  /**< receive slots, the credits the peer gets (at least 4) */
+	uint32_t msg_sends;  /**< send slots: messages in flight or waiting for a credit */
+	bool peer_may_leave; /**< a peer's disconnect always ends the protocol, never a failure */
+	int backlog;         /**< connect requests the kernel keeps for a server */
+	struct rex_aconn_attr attr; /**< deadlines and transport settings (rex_aconn.h) */
+};
+
+/**
+ * \brief The defaults: who "server", 16 sends, 16 receives, 1 SGE, no
+ *        inline data, no messages (msg_recvs 8 and msg_sends 8 when
+ *        msg_size is set), backlog 64, rex_aconn_attr_default().
+ */
+void rex_svc_config_default(struct rex_svc_config *cfg);
+
+/** \brief The program's side of a service. Every function may be NULL but closed. */
+struct rex_svc_ops {
+	/** Server: a connect request with the client's private data. Write up
+	 *  to *reply_len bytes of answer into \p reply (set *reply_len; 0 for
+	 *  none). Return 0 to accept, nonzero to reject. NULL: accept all. */
+	int (*request)(struct rex_svc_conn *c, const void *pdata, size_t len, void *reply,
+	               size_t *reply_len);
+	/** The queues exist, before the accept (server) or the connect
+	 *  (client): post receives (rex_svc_post_recv()), register memory.
+	 *  Nonzero closes it. */
+	int (*ready)(struct rex_svc_conn *c);
+	/** ESTABLISHED, with the peer's private data (a client reads the
+	 *  server's answer here; a server gets none). */
+	void (*established)(struct rex_svc_conn *c, const void *pdata, size_t len);
+	/** A message of \p len bytes: valid until it returns; its receive is
+	 *  posted again, and its credit owed to the peer, after it returns. */
+	void (*message)(struct rex_svc_conn *c, const void *msg, uint32_t len);
+	/** A receive of rex_svc_post_recv() completed: \p wr_id is the
+	 *  program's, \p wc says how many bytes and the immediate. */
+	void (*recv)(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
+	/** A signalled work request of rex_svc_post_send() completed (and
+	 *  every unsignalled one before it): \p wr_id is the program's. */
+	void (*done)(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
+	/** A send slot is free again after rex_svc_send() returned -ENOBUFS:
+	 *  a sender that streams goes on here. */
+	void (*send_ready)(struct rex_svc_conn *c);
+	/** The connection is gone and everything of it released: the last
+	 *  call for it. Free what is tied to it. */
+	void (*closed)(struct rex_svc_conn *c, enum rex_svc_why why);
+	/** rex_svc_stop() was called and the last connection is closed. */
+	void (*stopped)(struct rex_svc *svc);
+};
+
+/**
+ * \brief Make a service on \p loop: its CM channel, watched. Nothing is
+ *        connected yet: rex_svc_serve() or rex_svc_dial() next.
+ * \param loop  the loop that serves every connection.
+ * \param cfg   copied; checked (msg_recvs at least 4 with messages).
+ * \param ops   the program's callbacks, kept (not copied).
+ * \param user  the program's, for rex_svc_user().
+ * \return the service, or NULL after printing why.
+ */
+struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_config *cfg,
+                               const struct rex_svc_ops *ops, void *user);
+
+/**
+ * \brief Undo rex_svc_create(): once every connection is closed (after
+ *        ops.stopped(), or before any connection). Accepts NULL.
+ * \return 0, or -EBUSY when connections remain (they are left to the end
+ *         of the process), or a negative errno of a release (printed).
+ */
+int rex_svc_destroy(struct rex_svc *svc);
+
+/** \brief The program's pointer given to rex_svc_create(). */
+void *rex_svc_user(const struct rex_svc *svc);
+
+/**
+ * \brief Serve on \p addr (IPv4 text; NULL: every address) and \p port:
+ *        connect requests go to ops.request().
+ * \return 0, or a negative errno (printed).
+ */
+int rex_svc_serve(struct rex_svc *svc, const char *addr, uint16_t port);
+
+/**
+ * \brief Dial \p addr (a host name or an address) and \p port: one
+ *        connection, with \p len bytes of \p pdata for the server's
+ *        ops.request(), and \p user as its pointer. ops.established() or
+ *        ops.closed() follows.
+ * \return 0, or a negative errno (printed; no callback follows then).
+ */
+int rex_svc_dial(struct rex_svc *svc, const char *addr, uint16_t port, const void *pdata,
+                 size_t len, void *user);
+
+/**
+ * \brief Stop: stop serving, refuse new requests, close every connection
+ *        (as done, not failed). ops.stopped() follows when the last one is
+ *        closed (at once, from a task of the loop, when there is none).
+ */
+void rex_svc_stop(struct rex_svc *svc);
+
+/** \brief Connections not closed yet. */
+unsigned rex_svc_conns(const struct rex_svc *svc);
+
+/** \brief The program's pointer of \p c (NULL until set, or rex_svc_dial()'s). */
+void *rex_svc_conn_user(const struct rex_svc_conn *c);
+
+/** \brief Set the program's pointer of \p c. */
+void rex_svc_conn_set_user(struct rex_svc_conn *c, void *user);
+
+/** \brief "connection 3 from 10.77.0.1 port 5000", for messages. */
+const char *rex_svc_conn_name(const struct rex_svc_conn *c);
+
+/** \brief The service \p c belongs to. */
+struct rex_svc *rex_svc_conn_svc(const struct rex_svc_conn *c);
+
+/** \brief The protection domain of \p c's device: register the program's
+ *         memory there (shared by every connection on the device). */
+struct ibv_pd *rex_svc_conn_pd(const struct rex_svc_conn *c);
+
+/** \brief Scatter/gather entries per work request of \p c (0 before its QP exists). */
+uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c);
+
+/** \brief What the message layer did on a connection. */
+struct rex_svc_msg_stats {
+	uint64_t sent;        /**< messages posted */
+	uint64_t received;    /**< messages delivered */
+	uint64_t credit_only; /**< credit-only messages posted */
+	uint64_t waits;       /**< times messages were left waiting for a credit */
+};
+
+/** \brief The message layer's counts of \p c (all 0 without messages). */
+void rex_svc_conn_msg_stats(const struct rex_svc_conn *c, struct rex_svc_msg_stats *out);
+
+/** \brief The protocol is done with \p c's peer: its disconnect is no failure. */
+void rex_svc_conn_peer_done(struct rex_svc_conn *c);
+
+/**
+ * \brief Send a message of \p len bytes (at most cfg.msg_size), copied into
+ *        a send slot. It goes now if a credit is left, else when one comes
+ *        back; messages go in the order of these calls.
+ * \return 0; -ENOBUFS when every send slot is taken (in flight, or waiting
+ *         for a credit: not printed, the program's to handle); -EMSGSIZE;
+ *         -ENOTCONN when \p c is closing; another negative errno (printed).
+ */
+int rex_svc_send(struct rex_svc_conn *c, const void *msg, uint32_t len);
+
+/**
+ * \brief Post the program's chain of sends (any opcode; the wr_ids are the
+ *        program's, untouched in the chain). Signal at least one in every
+ *        send queue's worth.
+ * \return 0, -ENOTCONN when \p c is closing, or a negative errno (printed;
+ *         the work requests before the failed one are posted).
+ */
+int rex_svc_post_send(struct rex_svc_conn *c, struct ibv_send_wr *first);
+
+/**
+ * \brief Post the program's chain of receives (a service without
+ *        messages), each completing through ops.recv() with its wr_id.
+ * \return as rex_svc_post_send(); -EINVAL with messages (the helper owns
+ *         the receives then).
+ */
+int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first);
+
+/**
+ * \brief Close \p c: the drain follows, then ops.closed(). \p failed says
+ *        whether the program ends it for a failure. Closing twice is harmless.
+ */
+void rex_svc_close(struct rex_svc_conn *c, bool failed);
+
+#endif /* REX_SVC_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_svc_msg.c: chapter 02's messages with credits, as rex_svc's optional
+ * layer (rex_svc.h says the rules). A message is a 4-byte header (credits
+ * returned, big-endian 16 bits; flags; a zero byte) and its payload.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* htobe16() and be16toh() of rex_wire.h under -std=c11 */
+#endif
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rex_error.h"
+#include "rex_svc_priv.h"
+#include "rex_wire.h"
+
+static bool closing(const struct rex_svc_conn *c)
+{
+	return c->ac.state == REX_STATE_DRAINING || c->ac.state == REX_STATE_CLOSED;
+}
+
+/* Post receive slot \p slot (again): one more credit owed to the peer. */
+static int repost(struct rex_svc_conn *c, uint32_t slot)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	struct ibv_sge sge = rex_buffers_sge(&m->recv, slot, (uint32_t)m->recv.slot_size);
+	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
+	int ret = rex_aconn_post_recv(&c->ac, &wr);
+
+	if (ret == 0)
+		m->owed++;
+	return ret;
+}
+
+int rex_svc_msgs_create(struct rex_svc_conn *c)
+{
+	const struct rex_svc_config *cfg = &c->svc->cfg;
+	struct rex_svc_msgs *m = &c->msgs;
+	size_t slot = REX_SVC_MSG_HEADER + (size_t)cfg->msg_size;
+	uint32_t i;
+	int ret;
+
+	if (!cfg->msg_size)
+		return 0;
+	m->number = calloc(cfg->msg_sends, sizeof(*m->number));
+	m->len = calloc(cfg->msg_sends, sizeof(*m->len));
+	if (!m->number || !m->len) {
+		rex_report_errno("calloc", errno);
+		return -ENOMEM;
+	}
+	/* The device writes the receive slots; it only reads the send slots. */
+	ret = rex_buffers_create(&m->recv, c->ac.dev->pd, cfg->msg_recvs, slot,
+	                         IBV_ACCESS_LOCAL_WRITE);
+	if (ret == 0)
+		ret = rex_buffers_create(&m->send, c->ac.dev->pd, cfg->msg_sends, slot, 0);
+	/* Every receive before the peer can send: each one a credit it gets
+	 * with our private data, not with a message. */
+	for (i = 0; ret == 0 && i < cfg->msg_recvs; i++)
+		ret = repost(c, i);
+	m->owed = 0;
+	return ret;
+}
+
+int rex_svc_msgs_destroy(struct rex_svc_conn *c)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	/* Both, even when the first fails (a failed deregistration keeps its
+	 * memory: rex_buffers.h). */
+	int a = rex_buffers_destroy(&m->send);
+	int b = rex_buffers_destroy(&m->recv);
+
+	free(m->number);
+	free(m->len);
+	m->number = NULL;
+	m->len = NULL;
+	return a || b ? -1 : 0;
+}
+
+void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint32_t slot = rex_wr_id_slot(wc->wr_id);
+	const uint8_t *buf = rex_buffers_slot(&m->recv, slot);
+	uint32_t returned, flags;
+
+	/* byte_len is what the device wrote: everything is checked against it. */
+	if (wc->byte_len < REX_SVC_MSG_HEADER ||
+	    wc->byte_len > REX_SVC_MSG_HEADER + c->svc->cfg.msg_size) {
+		rex_aconn_say(&c->ac, "bad message: %u bytes, %u at most", wc->byte_len,
+		              REX_SVC_MSG_HEADER + c->svc->cfg.msg_size);
+		goto out_fail;
+	}
+	returned = rex_get_be16(buf);
+	flags = buf[2];
+	if (buf[3] || (flags & ~(REX_SVC_MSG_CREDIT_ONLY | REX_SVC_MSG_LOW)) ||
+	    ((flags & REX_SVC_MSG_CREDIT_ONLY) && wc->byte_len != REX_SVC_MSG_HEADER)) {
+		rex_aconn_say(&c->ac, "bad message: flags 0x%02x 0x%02x with %u bytes", flags,
+		              buf[3], wc->byte_len);
+		goto out_fail;
+	}
+	if (returned > m->peer_recvs - m->credits) {
+		rex_aconn_say(&c->ac,
+		              "bad message: %u credits returned, more than the peer holds (%u)",
+		              returned, m->peer_recvs - m->credits);
+		goto out_fail;
+	}
+	m->credits += returned;
+	m->stats.received += !(flags & REX_SVC_MSG_CREDIT_ONLY);
+	m->peer_low |= (flags & REX_SVC_MSG_LOW) != 0;
+	if (!(flags & REX_SVC_MSG_CREDIT_ONLY) && c->svc->ops->message)
+		c->svc->ops->message(c, buf + REX_SVC_MSG_HEADER,
+		                     wc->byte_len - REX_SVC_MSG_HEADER);
+	if (closing(c))
+		return; /* closed by the program: nothing more goes on the queue */
+	if (repost(c, slot))
+		goto out_fail;
+	return;
+
+out_fail:
+	rex_aconn_close(&c->ac, true);
+}
+
+/* Post send slot \p slot with our header: every credit owed goes with it. */
+static int post_slot(struct rex_svc_conn *c, uint32_t slot, uint8_t flags)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint8_t *buf = rex_buffers_slot(&m->send, slot);
+	struct ibv_sge sge = rex_buffers_sge(&m->send, slot, REX_SVC_MSG_HEADER + m->len[slot]);
+	struct ibv_send_wr wr = {
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = IBV_WR_SEND,
+	    /* Signalled: its completion gives the slot back. */
+	    .send_flags = IBV_SEND_SIGNALED,
+	};
+	int ret;
+
+	/* Our last credits: ask the peer to return what it owes at once. */
+	if (!(flags & REX_SVC_MSG_CREDIT_ONLY) && m->credits <= 2)
+		flags |= REX_SVC_MSG_LOW;
+	rex_put_be16(buf, (uint16_t)m->owed);
+	buf[2] = flags;
+	buf[3] = 0;
+	ret = rex_svc_post_kind(c, &wr, REX_SVC_SEND_MSG);
+	if (ret)
+		return ret;
+	m->number[slot] = c->ac.sq_posted;
+	if (flags & REX_SVC_MSG_CREDIT_ONLY)
+		m->stats.credit_only++;
+	else
+		m->stats.sent++;
+	m->credits--;
+	m->owed = 0;
+	m->peer_low = false;
+	return 0;
+}
+
+/* Slots whose sends completed (RC completes them in order) are free again. */
+static void reclaim(struct rex_svc_conn *c)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+
+	while (m->freed != m->posted &&
+	       m->number[m->freed % c->svc->cfg.msg_sends] <= c->ac.sq_done)
+		m->freed++;
+}
+
+/* [pump] */
+void rex_svc_msgs_pump(struct rex_svc_conn *c)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint32_t sends = c->svc->cfg.msg_sends, recvs = c->svc->cfg.msg_recvs;
+	uint32_t threshold = recvs / 2 > 2 ? recvs / 2 : 2;
+	int ret = 0;
+
+	if (!c->svc->cfg.msg_size)
+		return;
+	reclaim(c);
+	/* Messages in order, while credits last; the last credit only with a
+	 * credit returned, so the peer can always answer. */
+	while (ret == 0 && m->posted != m->filled && m->credits > 0 &&
+	       (m->credits > 1 || m->owed > 0)) {
+		ret = post_slot(c, m->posted % sends, 0);
+		m->posted += ret == 0;
+	}
+	m->stats.waits += ret == 0 && m->posted != m->filled;
+	/* Nothing to carry them: the credits alone, once half are owed or the
+	 * peer is on its last ones. */
+	if (ret == 0 && m->posted == m->filled && m->owed > 0 && m->credits > 0 &&
+	    (m->owed >= threshold || m->peer_low) && m->filled - m->freed < sends) {
+		m->len[m->filled % sends] = 0;
+		ret = post_slot(c, m->filled % sends, REX_SVC_MSG_CREDIT_ONLY);
+		m->filled += ret == 0;
+		m->posted += ret == 0;
+	}
+	/* A send queue full of the program's sends: again at the next completion. */
+	if (ret && ret != -ENOBUFS) {
+		rex_aconn_close(&c->ac, true);
+		return;
+	}
+	reclaim(c);
+	if (m->blocked && m->filled - m->freed < sends) {
+		m->blocked = false;
+		if (c->svc->ops->send_ready)
+			c->svc->ops->send_ready(c);
+	}
+}
+/* [pump] */
+
+int rex_svc_send(struct rex_svc_conn *c, const void *msg, uint32_t len)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint32_t sends = c->svc->cfg.msg_sends, slot;
+
+	if (!c->svc->cfg.msg_size)
+		return -EINVAL;
+	if (len > c->svc->cfg.msg_size)
+		return -EMSGSIZE;
+	if (closing(c) || !m->send.mr)
+		return -ENOTCONN;
+	reclaim(c);
+	if (m->filled - m->freed >= sends) {
+		m->blocked = true;
+		return -ENOBUFS;
+	}
+	slot = m->filled % sends;
+	memcpy(rex_buffers_slot(&m->send, slot) + REX_SVC_MSG_HEADER, msg, len);
+	m->len[slot] = len;
+	m->filled++;
+	m->blocked = false; /* it found a slot itself: no send_ready() owed */
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_pump(c);
+	return 0;
+}
+
+void rex_svc_conn_msg_stats(const struct rex_svc_conn *c, struct rex_svc_msg_stats *out)
+{
+	*out = c->msgs.stats;
+}

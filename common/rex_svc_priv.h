@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_svc_priv.h: what rex_svc.c and rex_svc_msg.c share, and nothing a
+ * program may use: the service and connection structures behind
+ * rex_svc.h's opaque handles. Copy it with them; include only rex_svc.h.
+ */
+#ifndef REX_SVC_PRIV_H
+#define REX_SVC_PRIV_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "rex_buffers.h"
+#include "rex_svc.h"
+
+/* The helper's bytes in front of the program's private data, both ways. */
+#define REX_SVC_PDATA_HEADER  4
+#define REX_SVC_PDATA_VERSION 1
+
+/* Flags of a message header (its third byte). */
+#define REX_SVC_MSG_CREDIT_ONLY 0x01u /* no payload: credits only */
+#define REX_SVC_MSG_LOW         0x02u /* the sender is on its last credits: return yours */
+
+/* Who the work request of a send number was: the helper's message or the program's. */
+enum { REX_SVC_SEND_PROGRAM = 0, REX_SVC_SEND_MSG = 1 };
+
+struct rex_svc {
+	struct rex_loop *loop;
+	struct rex_svc_config cfg;
+	const struct rex_svc_ops *ops;
+	void *user;
+	struct rex_aconn_devs devs;
+	struct rdma_cm_id *listener; /* a server's, until rex_svc_stop() */
+	struct rex_svc_conn *conns;  /* not closed yet */
+	unsigned open;               /* how many */
+	unsigned long numbered;      /* connections made, for their names */
+	bool stopping;
+	struct rex_loop_task stopped; /* ops.stopped() when no connection was left */
+};
+
+/* Messages with credits (rex_svc_msg.c): slots, credits, the send queue. */
+struct rex_svc_msgs {
+	struct rex_buffers recv; /* msg_recvs slots: header + msg_size */
+	struct rex_buffers send; /* msg_sends slots, a ring */
+	uint64_t *number;        /* per send slot: the send number it went as */
+	uint32_t *len;           /* per send slot: payload bytes */
+	uint32_t filled;         /* slots written, counting from the start */
+	uint32_t posted;         /* slots posted */
+	uint32_t freed;          /* slots whose send completed */
+	uint32_t credits;        /* messages the peer has receives for */
+	uint32_t peer_recvs;     /* the peer's receive slots: credits never exceed them */
+	uint32_t owed;           /* receives posted again, not yet told to the peer */
+	bool peer_low;           /* the peer is on its last credits */
+	struct rex_svc_msg_stats stats;
+	bool blocked; /* rex_svc_send() found no slot: ops.send_ready() when one is */
+};
+
+struct rex_svc_conn {
+	struct rex_aconn ac; /* the engine: life, queues, books (rex_aconn.h) */
+	struct rex_svc *svc;
+	void *user;
+	struct rex_svc_conn *prev, *next; /* in svc->conns */
+	enum rex_svc_why why;             /* the first cause of its end, when why_set */
+	bool why_set;
+	bool peer_done;     /* rex_svc_conn_peer_done() */
+	uint32_t max_sge;   /* what its QP got */
+	uint64_t *send_ids; /* per send number % send_depth: the program's wr_id */
+	uint8_t *send_kind; /* per send number % send_depth: REX_SVC_SEND_* */
+	uint64_t *recv_ids; /* per receive slot: the program's wr_id */
+	uint32_t recv_next; /* next receive slot */
+	struct rex_svc_msgs msgs;
+	struct sockaddr_storage dest; /* a client's server */
+	size_t pdata_len;             /* a client's private data */
+	uint8_t pdata[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
+};
+
+/* rex_svc.c: post sends of kind REX_SVC_SEND_*, numbered, their wr_ids kept. */
+int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind);
+/* Whether \p c may post work requests: its QP is up and it is not closing. */
+bool rex_svc_conn_open(const struct rex_svc_conn *c);
+
+/* rex_svc_msg.c */
+int rex_svc_msgs_create(struct rex_svc_conn *c);
+int rex_svc_msgs_destroy(struct rex_svc_conn *c);
+void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc);
+void rex_svc_msgs_pump(struct rex_svc_conn *c);
+
+#endif /* REX_SVC_PRIV_H */
