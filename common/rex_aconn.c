@@ -26,19 +26,15 @@ static void release(struct rex_loop *loop, void *arg);
 
 void rex_aconn_say(const struct rex_aconn *c, const char *fmt, ...)
 {
-	char line[512];
-	int n;
+	char text[512];
 	va_list ap;
 
-	/* The program's name first, as on every line of the helpers. */
-	n = snprintf(line, sizeof(line), "%s: %s: %s: ", program_invocation_short_name, c->who,
-	             c->name);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s\n", line);
+	/* rex_errorf() puts the program's name first, as on every line of the
+	 * helpers, and writes the line in one write(). */
+	rex_errorf("%s: %s: %s", c->who, c->name, text);
 }
 
 uint64_t rex_aconn_clock_ns(void)

@@ -4,7 +4,7 @@
  * rex_aconn.h. The messages with credits are rex_svc_msg.c's.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* program_invocation_short_name, getaddrinfo() under -std=c11 */
+#define _GNU_SOURCE /* getaddrinfo() under -std=c11 */
 #endif
 #include <errno.h>
 #include <netdb.h>
@@ -63,17 +63,13 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 
 	if (cfg->msg_size && (cfg->msg_recvs < 4 || cfg->msg_recvs > UINT16_MAX ||
 	                      cfg->msg_sends < 1 || cfg->msg_sends > cfg->send_depth)) {
-		fprintf(stderr,
-		        "%s: rex_svc_create: messages need 4 to 65535 receive slots and 1 to "
-		        "send_depth (%u) send slots; got %u and %u\n",
-		        program_invocation_short_name, cfg->send_depth, cfg->msg_recvs,
-		        cfg->msg_sends);
+		rex_errorf("rex_svc_create: messages need 4 to 65535 receive slots and 1 to "
+		           "send_depth (%u) send slots; got %u and %u",
+		           cfg->send_depth, cfg->msg_recvs, cfg->msg_sends);
 		return NULL;
 	}
 	if (!ops->closed || cfg->send_depth < 1 || cfg->max_sge < 1) {
-		fprintf(stderr,
-		        "%s: rex_svc_create: ops.closed, a send queue and one SGE are needed\n",
-		        program_invocation_short_name);
+		rex_errorf("rex_svc_create: ops.closed, a send queue and one SGE are needed");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -358,8 +354,8 @@ static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev,
 	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST)
 		on_request(arg, ev);
 	else
-		fprintf(stderr, "%s: %s: listener: %s\n", program_invocation_short_name,
-		        ((struct rex_svc *)arg)->cfg.who, rdma_event_str(ev->type));
+		rex_errorf("%s: listener: %s", ((struct rex_svc *)arg)->cfg.who,
+		           rdma_event_str(ev->type));
 }
 
 /* --- client ------------------------------------------------------------------ */
@@ -374,15 +370,14 @@ int rex_svc_dial(struct rex_svc *s, const char *addr, uint16_t port, const void 
 	int ret;
 
 	if (len > REX_SVC_PDATA_MAX) {
-		fprintf(stderr, "%s: rex_svc_dial: %zu bytes of private data, %d at most\n",
-		        program_invocation_short_name, len, REX_SVC_PDATA_MAX);
+		rex_errorf("rex_svc_dial: %zu bytes of private data, %d at most", len,
+		           REX_SVC_PDATA_MAX);
 		return -EINVAL;
 	}
 	snprintf(service, sizeof(service), "%u", (unsigned)port);
 	ret = getaddrinfo(addr, service, &hints, &res);
 	if (ret) {
-		fprintf(stderr, "%s: getaddrinfo: %s: %s\n", program_invocation_short_name, addr,
-		        gai_strerror(ret));
+		rex_errorf("getaddrinfo: %s: %s", addr, gai_strerror(ret));
 		return -EINVAL;
 	}
 	c = conn_new(s, user);
