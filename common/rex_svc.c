@@ -511,6 +511,8 @@ static void on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
 	} while (taken == REX_ACONN_WC_BATCH);
 	if (rex_svc_conn_open(c))
 		rex_svc_msgs_pump(c);
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_resume(c);
 }
 
 /* --- the program's work requests ---------------------------------------------- */

@@ -48,6 +48,9 @@
  * slot, in order, and goes as soon as one comes back: a receiver never
  * meets a sender with no receive posted (no RNR). rex_svc_send() copies the
  * bytes, so the caller's buffer is free again at once.
+ * A server whose answer finds every send slot taken holds the request
+ * (rex_svc_hold()) rather than copy it: its credit stays with the helper,
+ * so a peer cannot make the server keep more than its receive slots.
  *
  * **Work requests of the program's own** (RDMA READ and WRITE, or a
  * service without messages): rex_svc_post_send() and rex_svc_post_recv().
@@ -158,7 +161,8 @@ struct rex_svc_ops {
 	 *  server's answer here; a server gets none). */
 	void (*established)(struct rex_svc_conn *c, const void *pdata, size_t len);
 	/** A message of \p len bytes: valid until it returns; its receive is
-	 *  posted again, and its credit owed to the peer, after it returns. */
+	 *  posted again, and its credit owed to the peer, after it returns
+	 *  (unless it called rex_svc_hold()). */
 	void (*message)(struct rex_svc_conn *c, const void *msg, uint32_t len);
 	/** A receive of rex_svc_post_recv() completed: \p wr_id is the
 	 *  program's, \p wc says how many bytes and the immediate. */
@@ -268,6 +272,17 @@ void rex_svc_conn_peer_done(struct rex_svc_conn *c);
  *         -ENOTCONN when \p c is closing; another negative errno (printed).
  */
 int rex_svc_send(struct rex_svc_conn *c, const void *msg, uint32_t len);
+
+/**
+ * \brief From ops.message(), when the answer cannot go (rex_svc_send()
+ *        said -ENOBUFS): keep this message. Its receive stays taken and its
+ *        credit unreturned, so the peer soon stops sending; it is delivered
+ *        again, before any that came after it, once a send slot is free.
+ *        A request/reply server holds a request rather than copy it, and
+ *        its memory stays bounded whatever the peer does.
+ * \return 0, or -EINVAL outside ops.message().
+ */
+int rex_svc_hold(struct rex_svc_conn *c);
 
 /**
  * \brief Post the program's chain of sends (any opcode; the wr_ids are the

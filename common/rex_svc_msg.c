@@ -45,7 +45,8 @@ int rex_svc_msgs_create(struct rex_svc_conn *c)
 		return 0;
 	m->number = calloc(cfg->msg_sends, sizeof(*m->number));
 	m->len = calloc(cfg->msg_sends, sizeof(*m->len));
-	if (!m->number || !m->len) {
+	m->held = calloc(cfg->msg_recvs, sizeof(*m->held));
+	if (!m->number || !m->len || !m->held) {
 		rex_report_errno("calloc", errno);
 		return -ENOMEM;
 	}
@@ -72,10 +73,55 @@ int rex_svc_msgs_destroy(struct rex_svc_conn *c)
 
 	free(m->number);
 	free(m->len);
+	free(m->held);
 	m->number = NULL;
 	m->len = NULL;
+	m->held = NULL;
 	return a || b ? -1 : 0;
 }
+
+/* [hold] */
+/* Hand the waiting messages to the program, oldest first, each receive
+ * posted again (its credit owed) once the program took it; stop at one it
+ * holds (rex_svc_hold()): that one comes again first. */
+static void deliver_held(struct rex_svc_conn *c)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint32_t recvs = c->svc->cfg.msg_recvs;
+
+	while (m->held_count > 0 && !closing(c)) {
+		struct rex_svc_held h = m->held[m->held_first];
+
+		if (c->svc->ops->message) {
+			m->in_message = true;
+			c->svc->ops->message(
+			    c, rex_buffers_slot(&m->recv, h.slot) + REX_SVC_MSG_HEADER, h.len);
+			m->in_message = false;
+		}
+		if (m->hold_asked) {
+			m->hold_asked = false;
+			m->paused = true;
+			return;
+		}
+		m->held_first = (m->held_first + 1) % recvs;
+		m->held_count--;
+		if (closing(c))
+			return; /* closed by the program: nothing more goes on the queue */
+		if (repost(c, h.slot)) {
+			rex_aconn_close(&c->ac, true);
+			return;
+		}
+	}
+}
+
+int rex_svc_hold(struct rex_svc_conn *c)
+{
+	if (!c->msgs.in_message)
+		return -EINVAL;
+	c->msgs.hold_asked = true;
+	return 0;
+}
+/* [hold] */
 
 void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
 {
@@ -106,15 +152,19 @@ void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
 		goto out_fail;
 	}
 	m->credits += returned;
-	m->stats.received += !(flags & REX_SVC_MSG_CREDIT_ONLY);
 	m->peer_low |= (flags & REX_SVC_MSG_LOW) != 0;
-	if (!(flags & REX_SVC_MSG_CREDIT_ONLY) && c->svc->ops->message)
-		c->svc->ops->message(c, buf + REX_SVC_MSG_HEADER,
-		                     wc->byte_len - REX_SVC_MSG_HEADER);
-	if (closing(c))
-		return; /* closed by the program: nothing more goes on the queue */
-	if (repost(c, slot))
-		goto out_fail;
+	if (flags & REX_SVC_MSG_CREDIT_ONLY) {
+		if (repost(c, slot))
+			goto out_fail;
+		return;
+	}
+	/* In line behind any the program holds: messages go to it in order. */
+	m->stats.received++;
+	m->held[(m->held_first + m->held_count) % c->svc->cfg.msg_recvs] =
+	    (struct rex_svc_held){.slot = slot, .len = wc->byte_len - REX_SVC_MSG_HEADER};
+	m->held_count++;
+	if (!m->paused)
+		deliver_held(c);
 	return;
 
 out_fail:
@@ -199,14 +249,30 @@ void rex_svc_msgs_pump(struct rex_svc_conn *c)
 		rex_aconn_close(&c->ac, true);
 		return;
 	}
+}
+/* [pump] */
+
+void rex_svc_msgs_resume(struct rex_svc_conn *c)
+{
+	struct rex_svc_msgs *m = &c->msgs;
+	uint32_t sends = c->svc->cfg.msg_sends;
+
+	if (!c->svc->cfg.msg_size)
+		return;
 	reclaim(c);
-	if (m->blocked && m->filled - m->freed < sends) {
+	if (m->paused && m->filled - m->freed < sends) {
+		m->paused = false;
+		deliver_held(c);
+		if (rex_svc_conn_open(c))
+			rex_svc_msgs_pump(c); /* the credits of the receives posted again */
+		reclaim(c);
+	}
+	if (m->blocked && m->filled - m->freed < sends && rex_svc_conn_open(c)) {
 		m->blocked = false;
 		if (c->svc->ops->send_ready)
 			c->svc->ops->send_ready(c);
 	}
 }
-/* [pump] */
 
 int rex_svc_send(struct rex_svc_conn *c, const void *msg, uint32_t len)
 {

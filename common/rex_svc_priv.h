@@ -38,6 +38,11 @@ struct rex_svc {
 	struct rex_loop_task stopped; /* ops.stopped() when no connection was left */
 };
 
+/* A message received and not yet taken by the program. */
+struct rex_svc_held {
+	uint32_t slot, len;
+};
+
 /* Messages with credits (rex_svc_msg.c): slots, credits, the send queue. */
 struct rex_svc_msgs {
 	struct rex_buffers recv; /* msg_recvs slots: header + msg_size */
@@ -53,6 +58,14 @@ struct rex_svc_msgs {
 	bool peer_low;           /* the peer is on its last credits */
 	struct rex_svc_msg_stats stats;
 	bool blocked; /* rex_svc_send() found no slot: ops.send_ready() when one is */
+	/* Messages received and not yet taken by the program, in arrival
+	 * order: a ring of msg_recvs (each one's receive is not posted again,
+	 * its credit not returned, until the program takes it). */
+	struct rex_svc_held *held;
+	uint32_t held_first, held_count;
+	bool paused;     /* the program held the first: again when a send slot is free */
+	bool in_message; /* inside ops.message(): rex_svc_hold() may be called */
+	bool hold_asked; /* rex_svc_hold() was called from it */
 };
 
 struct rex_svc_conn {
@@ -84,5 +97,8 @@ int rex_svc_msgs_create(struct rex_svc_conn *c);
 int rex_svc_msgs_destroy(struct rex_svc_conn *c);
 void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc);
 void rex_svc_msgs_pump(struct rex_svc_conn *c);
+/* After completions (never inside a program's call): messages held for a
+ * send slot delivered again, then ops.send_ready(), when a slot is free. */
+void rex_svc_msgs_resume(struct rex_svc_conn *c);
 
 #endif /* REX_SVC_PRIV_H */

@@ -6,9 +6,11 @@
  * payload, more credits returned than the peer holds), each refused with a
  * line that says why and the connection closed as failed; a good message
  * is delivered, returns its credits and has its receive posted again; and
- * the last credit goes only with credits returned.
+ * the last credit goes only with credits returned; a message the program
+ * holds keeps its receive and its credit, and comes again first.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,9 @@ static struct ibv_mr mr;
 static int recvs_posted, sends_posted;
 static uint8_t last_sent[REX_SVC_MSG_HEADER + SIZE];
 static uint32_t delivered_len;
+static char delivered[8]; /* first payload byte of each message delivered */
+static unsigned ndelivered;
+static bool hold_next; /* message() holds what it gets */
 
 static int fake_post_recv(struct ibv_qp *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
@@ -47,9 +52,11 @@ static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr, struct ibv_s
 
 static void message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 {
-	(void)c;
-	(void)msg;
 	delivered_len = len;
+	if (ndelivered < sizeof(delivered))
+		delivered[ndelivered++] = *(const char *)msg;
+	if (hold_next)
+		CHECK_INT_EQ(rex_svc_hold(c), 0);
 }
 
 static void closed(struct rex_svc_conn *c, enum rex_svc_why why)
@@ -73,6 +80,7 @@ struct fixture {
 	struct rdma_cm_id id;
 	uint64_t number[4];
 	uint32_t len[4];
+	struct rex_svc_held held[4];
 };
 
 static void buffers(struct rex_buffers *b, uint32_t count)
@@ -109,12 +117,26 @@ static void setup(struct fixture *f, uint32_t credits)
 	f->c.send_kind = calloc(4, sizeof(*f->c.send_kind));
 	f->c.msgs.number = f->number;
 	f->c.msgs.len = f->len;
+	f->c.msgs.held = f->held;
 	buffers(&f->c.msgs.recv, 4);
 	buffers(&f->c.msgs.send, 4);
 	f->c.msgs.peer_recvs = 4;
 	f->c.msgs.credits = credits;
 	recvs_posted = sends_posted = 0;
 	delivered_len = 0;
+	ndelivered = 0;
+	hold_next = false;
+}
+
+/* Message \p tag (its one payload byte) arrives in receive slot \p slot. */
+static void arrive(struct fixture *f, uint32_t slot, char tag)
+{
+	uint8_t *buf = rex_buffers_slot(&f->c.msgs.recv, slot);
+	struct ibv_wc wc = {.wr_id = rex_wr_id(REX_WR_RECV, slot), .byte_len = 5};
+
+	memset(buf, 0, REX_SVC_MSG_HEADER);
+	buf[REX_SVC_MSG_HEADER] = (uint8_t)tag;
+	rex_svc_msgs_received(&f->c, &wc);
 }
 
 static void teardown(struct fixture *f)
@@ -212,6 +234,40 @@ int main(void)
 	CHECK_INT_EQ(rex_svc_send(&f.c, "x", 1), -ENOBUFS);
 	CHECK_INT_EQ(rex_svc_send(&f.c, "0123456789abcdefg", 17), -EMSGSIZE);
 	CHECK_INT_EQ(sends_posted, 1);
+	teardown(&f);
+
+	/* A message held (its answer found no send slot): not posted again,
+	 * its credit not owed; one after it waits behind it; a free send slot
+	 * delivers both again, in order, and posts their receives. Outside
+	 * message() there is nothing to hold. */
+	setup(&f, 4);
+	f.c.ac.qp = &qp;
+	CHECK_INT_EQ(rex_svc_hold(&f.c), -EINVAL);
+	for (int i = 0; i < 4; i++)
+		CHECK_INT_EQ(rex_svc_send(&f.c, "x", 1), 0); /* every send slot in flight */
+	CHECK_INT_EQ(sends_posted, 3);                       /* the last credit kept */
+	hold_next = true;
+	arrive(&f, 0, 'a');
+	CHECK_INT_EQ(ndelivered, 1);
+	CHECK_TRUE(f.c.msgs.paused);
+	arrive(&f, 1, 'b');
+	CHECK_INT_EQ(ndelivered, 1); /* behind the held one */
+	CHECK_INT_EQ(f.c.msgs.held_count, 2);
+	CHECK_INT_EQ(recvs_posted, 0);
+	CHECK_INT_EQ(f.c.msgs.owed, 0);
+	rex_svc_msgs_resume(&f.c); /* no slot free yet: nothing */
+	CHECK_INT_EQ(ndelivered, 1);
+	hold_next = false;
+	f.c.ac.sq_done = 1; /* the first send completed: its slot is free */
+	rex_svc_msgs_resume(&f.c);
+	CHECK_INT_EQ(ndelivered, 3);
+	CHECK_INT_EQ(memcmp(delivered, "aab", 3), 0);
+	CHECK_INT_EQ(recvs_posted, 2);
+	CHECK_INT_EQ(f.c.msgs.held_count, 0);
+	CHECK_TRUE(!f.c.msgs.paused && !f.c.ac.failed);
+	/* The two credits owed went with the message that waited for them. */
+	CHECK_INT_EQ(sends_posted, 4);
+	CHECK_INT_EQ(last_sent[1], 2);
 	teardown(&f);
 
 	/* Half the receives owed and nothing to send: the credits go alone. */

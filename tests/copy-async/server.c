@@ -18,6 +18,7 @@
  * command line.
  */
 #include <endian.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ static uint64_t replies;
 static void message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 {
 	uint64_t x;
+	int ret;
 
 	if (len != sizeof(x)) {
 		fprintf(stderr, "server: %s: bad request (%u bytes)\n", rex_svc_conn_name(c), len);
@@ -42,10 +44,13 @@ static void message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 	}
 	memcpy(&x, msg, sizeof(x));
 	x = htobe64(be64toh(x) * be64toh(x));
-	if (rex_svc_send(c, &x, sizeof(x)) == 0)
-		replies++;
-	else /* more requests in flight than the protocol allows */
+	ret = rex_svc_send(c, &x, sizeof(x));
+	if (ret == -ENOBUFS) /* every send slot taken: this request again later */
+		rex_svc_hold(c);
+	else if (ret)
 		rex_svc_close(c, true);
+	else
+		replies++;
 }
 
 static void closed(struct rex_svc_conn *c, enum rex_svc_why why)
