@@ -389,6 +389,21 @@ static void disconnected(struct rex_aconn *c)
 /* [disconnected] */
 
 /* ESTABLISHED: the transport's last setting, the deadline, the program. */
+/* A rejection says why in a number (an IB CM reason on RoCE): hints for the
+ * two a program meets, nobody listening (8) and the server's refusal (28). */
+static void reject_hints(int status)
+{
+	const char *mine = rex_error_program_hint("rdma_connect", ECONNREFUSED);
+
+	if (status == 8) {
+		fprintf(stderr, "  hint: %s\n", rex_errno_hint("rdma_connect", ECONNREFUSED));
+		if (mine)
+			fprintf(stderr, "  hint: %s\n", mine);
+	} else if (status == 28) {
+		fprintf(stderr, "  hint: the server's program refused it: its output says why\n");
+	}
+}
+
 static int established(struct rex_aconn *c, const struct rex_cm_event *ev)
 {
 	int ret = rex_aconn_set_state(c, REX_STATE_ESTABLISHED);
@@ -437,6 +452,7 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 		rex_aconn_say(c, "rejected (status %d: %s)", ev->status,
 		              rex_cm_reject_reason(ev->status));
+		reject_hints(ev->status);
 		ret = -ECONNREFUSED;
 		break;
 		/* [cm-event-main] */

@@ -116,6 +116,11 @@ unsigned rex_svc_conns(const struct rex_svc *s)
 	return s->open;
 }
 
+void rex_svc_stats(const struct rex_svc *s, struct rex_svc_stats *out)
+{
+	*out = s->stats;
+}
+
 int rex_svc_serve(struct rex_svc *s, const char *addr, uint16_t port)
 {
 	return rex_aconn_listen(&s->devs, addr, port, s->cfg.backlog, &s->listener);
@@ -184,6 +189,7 @@ static void conn_start(struct rex_svc_conn *c, struct rdma_cm_id *id, enum rex_s
 		s->conns->prev = c;
 	s->conns = c;
 	s->open++;
+	s->stats.accepted++;
 }
 
 static void set_why(struct rex_svc_conn *c, enum rex_svc_why why)
@@ -210,6 +216,8 @@ static void released(struct rex_aconn *ac)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->open--;
+	s->stats.closed++;
+	s->stats.failed += c->why_set && c->why != REX_SVC_DONE;
 	s->ops->closed(c, c->why_set ? c->why : REX_SVC_DONE);
 	conn_free(c);
 	if (s->stopping && s->open == 0 && s->ops->stopped)
@@ -293,8 +301,9 @@ static int pdata_decode(struct rex_svc_conn *c, const struct rex_cm_event *ev,
 
 /* --- server ------------------------------------------------------------------ */
 
-static void reject(struct rdma_cm_id *id, const void *pdata, size_t len)
+static void reject(struct rex_svc *s, struct rdma_cm_id *id, const void *pdata, size_t len)
 {
+	s->stats.rejected++;
 	if (rdma_reject(id, pdata, (uint8_t)len))
 		rex_report_errno("rdma_reject", errno);
 	if (rdma_destroy_id(id))
@@ -312,20 +321,20 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	struct rdma_conn_param param = {0};
 
 	if (s->stopping || !(c = conn_new(s, NULL))) {
-		reject(ev->id, NULL, 0);
+		reject(s, ev->id, NULL, 0);
 		return;
 	}
 	snprintf(c->ac.name, sizeof(c->ac.name), "connection %lu from %s", s->numbered,
 	         rex_cm_format_address(rdma_get_peer_addr(ev->id), peer, sizeof(peer)));
 	c->ac.id = ev->id; /* for its name in messages; the engine takes it below */
 	if (pdata_decode(c, ev, &pdata, &plen)) {
-		reject(ev->id, NULL, 0);
+		reject(s, ev->id, NULL, 0);
 		conn_free(c);
 		return;
 	}
 	if (s->ops->request && s->ops->request(c, pdata, plen, reply, &reply_len)) {
 		alen = pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
-		reject(ev->id, answer, alen);
+		reject(s, ev->id, answer, alen);
 		conn_free(c);
 		return;
 	}
@@ -350,12 +359,25 @@ out_close:
 
 static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
 {
+	struct rex_svc *s = arg;
+
 	(void)devs;
-	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST)
-		on_request(arg, ev);
-	else
-		rex_errorf("%s: listener: %s", ((struct rex_svc *)arg)->cfg.who,
-		           rdma_event_str(ev->type));
+	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		on_request(s, ev);
+		return;
+	}
+	/* The listener's own events, or the channel failing (status -EIO). */
+	if (ev->type != RDMA_CM_EVENT_DEVICE_REMOVAL && ev->status != -EIO) {
+		rex_errorf("%s: listener: %s", s->cfg.who, rdma_event_str(ev->type));
+		return;
+	}
+	rex_errorf("%s: %s: no new connections; closing %u open", s->cfg.who,
+	           ev->status == -EIO ? "the CM event channel failed"
+	                              : "the listener's device went away",
+	           s->open);
+	s->stats.listener_lost = true;
+	if (!s->stopping)
+		rex_svc_stop(s);
 }
 
 /* --- client ------------------------------------------------------------------ */

@@ -230,6 +230,20 @@ void rex_svc_stop(struct rex_svc *svc);
 /** \brief Connections not closed yet. */
 unsigned rex_svc_conns(const struct rex_svc *svc);
 
+/** \brief What a service has done so far, for a program's totals. */
+struct rex_svc_stats {
+	unsigned long accepted; /**< requests accepted (server), connections dialled (client) */
+	unsigned long rejected; /**< requests refused: a bad header, ops.request(), stopping */
+	unsigned long closed;   /**< connections closed (ops.closed() called), whatever why */
+	unsigned long failed;   /**< of those, closed with a why other than REX_SVC_DONE */
+	/** The listener's device went away, or the CM channel failed: the
+	 *  helper said so and stopped the service (as rex_svc_stop()). */
+	bool listener_lost;
+};
+
+/** \brief The counts of \p svc. */
+void rex_svc_stats(const struct rex_svc *svc, struct rex_svc_stats *out);
+
 /** \brief The program's pointer of \p c (NULL until set, or rex_svc_dial()'s). */
 void *rex_svc_conn_user(const struct rex_svc_conn *c);
 

@@ -34,6 +34,7 @@ struct rex_svc {
 	struct rex_svc_conn *conns;  /* not closed yet */
 	unsigned open;               /* how many */
 	unsigned long numbered;      /* connections made, for their names */
+	struct rex_svc_stats stats;
 	bool stopping;
 	struct rex_loop_task stopped; /* ops.stopped() when no connection was left */
 };

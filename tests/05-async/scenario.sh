@@ -117,10 +117,11 @@ wait_line() {
 }
 
 # finish NAME CODE SECONDS: NAME exits with CODE, within SECONDS of this
-# call. (It waits without polling; timeout(1) ends a wait that would never
+# call; how long it took in $took_ms. (It waits without polling; timeout(1) ends a wait that would never
 # end.)
+took_ms=0 # of the last finish
 finish() {
-	local name=$1 want=$2 start_ms code took_ms
+	local name=$1 want=$2 start_ms code
 	now_ms
 	start_ms=$now_ms
 	wait "${pid[$name]}"
@@ -257,9 +258,9 @@ scenario_client_killed() {
 		finish "c$i" 0 60
 		expect "c$i" "^client: 800 echoes of 64 bytes intact" "^client: done: 4 connections, 0 failed$"
 	done
-	expect server "^server: connection [0-9]+ from [0-9.]+ port [0-9]+: left before it said bye$"
-	count server 'left before it said bye$'
-	[ "$count" -eq 2 ] || fail "server: $count connections left before their bye, not 2"
+	expect server "^05-async-server: server: connection [0-9]+ from [0-9.]+ port [0-9]+: the peer disconnected before the protocol was done$"
+	count server ': closed: [0-9]+ echoed, failed$'
+	[ "$count" -eq 2 ] || fail "server: $count connections closed as failed, not 2"
 	kill -0 "${pid[server]}" 2>/dev/null || fail "the server did not survive the killed client"
 	stop_server INT
 	expect server "^server: done: 10 connections served, 2 failed, 0 rejected; "
@@ -294,28 +295,31 @@ scenario_silent_client() {
 	expect server "^server: done: 6 connections served, 1 failed, 0 rejected; "
 }
 
-# A client with a bad hello (chapter 01's, whose greeting is no hello) is
-# rejected before anything is registered for it; clients around it, and a
-# chapter 02 client (same protocol), are served.
+# Clients of other chapters (01's, whose private data is a greeting, and
+# 02's, whose hello is chapter 02's) are rejected before anything is
+# registered for them: the helper checks its header first. Clients around
+# them are served.
 scenario_bad_hello() {
 	local i
 	start_server
 	for i in 1 2; do
 		client "c$i" -q 2 -w 4 -n 100
 	done
-	start bad "$bin/01-connect-client" -a "$addr" -p "$port"
+	start ch01 "$bin/01-connect-client" -a "$addr" -p "$port"
 	start ch02 "$bin/02-send-recv-client" -a "$addr" -p "$port" -n 100 -w 4
-	finish bad 1 30
-	expect bad "got RDMA_CM_EVENT_REJECTED \\(status 28: consumer defined\\)"
-	finish ch02 0 60
-	expect ch02 "^client: 100 echoes of 64 bytes intact"
+	for i in ch01 ch02; do
+		finish "$i" 1 30
+		expect "$i" "RDMA_CM_EVENT_REJECTED \\(status 28: consumer defined\\)"
+	done
 	for i in 1 2; do
 		finish "c$i" 0 60
 		expect "c$i" "^client: done: 2 connections, 0 failed$"
 	done
-	expect server "^server: rejecting [0-9.]+ port [0-9]+: bad hello: bad magic 0x52455847$"
+	expect server "^05-async-server: server: connection [0-9]+ from [0-9.]+ port [0-9]+: the peer's private data is not this helper's \\([0-9]+ bytes, version [0-9]+\\)$"
+	count server "the peer's private data is not this helper's"
+	[ "$count" -eq 2 ] || fail "server: $count requests refused for their private data, not 2"
 	stop_server INT
-	expect server "^server: done: 5 connections served, 0 failed, 1 rejected; 500 messages echoed$"
+	expect server "^server: done: 4 connections served, 0 failed, 2 rejected; 400 messages echoed$"
 }
 
 # SIGINT while 32 connections (4 clients of 8) are busy: the server stops
@@ -386,16 +390,24 @@ scenario_resources() {
 }
 
 # A client stopped (SIGSTOP) cannot answer the server's disconnect: after
-# SIGINT the server waits for it at most the drain deadline (3 s), releases
-# it anyway, QP first, and still exits 0 within 5 s.
+# SIGINT the server waits for it the drain deadline (3 s), no less (the
+# deadline's own line says it fired), releases it anyway, QP first, and
+# exits 0. How long after the deadline it exits is the emulated VM's
+# scheduling, not the program's (4 s typical on a busy host, 5 s seen):
+# 20 s only tells "exits" from "hangs".
 scenario_stuck_client() {
 	start_server
 	client stuck -q 2 -w 4 -n 1000000
 	wait_line stuck "^client: 2 connections established" 30 || return
 	kill -STOP "${pid[stuck]}"
-	stop_server INT
-	expect server "still draining after 3000 ms \\([0-9]+ work requests outstanding, no answer to our disconnect\\): releasing it, its QP first$" \
-		"^server: done: 2 connections served, 2 failed, 0 rejected; "
+	echo "kill -INT server"
+	kill -INT "${pid[server]}"
+	finish server 0 20
+	[ "$took_ms" -ge 3000 ] || fail "the server exited ${took_ms} ms after SIGINT, before its 3000 ms drain deadline"
+	expect server "^server: SIGINT: no new connections; closing 2 open$" \
+		"still draining after 3000 ms \\([0-9]+ work requests outstanding, no answer to our disconnect\\): releasing it, its QP first$" \
+		"^server: done: 2 connections served, 2 failed, 0 rejected; " \
+		"^server: released everything: no QP, CQ, memory region or CM id left$"
 	kill -CONT "${pid[stuck]}"
 	finish stuck 1 20
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * silent-client: a peer for 05-async-server's idle deadline. It connects
- * like a real client (a valid chapter 02 hello, receives posted), then says
- * nothing at all, and measures how long the server takes to drop it.
+ * like a real client (a valid hello, receives posted behind its credits),
+ * then says nothing at all, and measures how long the server takes to drop
+ * it. It is written without rex_svc, with chapter 01's blocking helpers:
+ * the hello's bytes are spelt out here, as a peer of another code base
+ * would write them (rex_svc.h: a 4-byte header, then the program's data).
  *
  *     silent-client -a ADDR -p PORT
  *
@@ -20,11 +23,12 @@
 #include "rex_device.h"
 #include "rex_error.h"
 #include "rex_options.h"
-#include "wire.h"
+#include "echo.h"
+#include "rex_wire.h"
 
 #define PROGRAM     "silent-client"
 #define MAX_PAYLOAD 64
-#define RECVS       2
+#define RECVS       4     /* the credits it gives: rex_svc wants 4 at least */
 #define WAIT_MS     30000 /* far beyond any idle deadline worth having */
 
 static long long now_ms(void)
@@ -46,8 +50,7 @@ int main(int argc, char **argv)
 	struct rex_conn_attr attr;
 	struct rex_conn *conn;
 	struct rex_buffers recv;
-	struct sr_hello hello;
-	uint8_t data[SR_HELLO_WIRE_SIZE];
+	uint8_t data[4 + AS_HELLO_SIZE];
 	int status = REX_EXIT_FAILURE;
 	unsigned posted = 0, i;
 	long long start;
@@ -66,7 +69,7 @@ int main(int argc, char **argv)
 	conn = rex_conn_create_client(opts.addr, opts.port, &attr);
 	if (!conn)
 		return REX_EXIT_FAILURE;
-	if (rex_buffers_create(&recv, conn->pd, RECVS, SR_HEADER_SIZE + MAX_PAYLOAD,
+	if (rex_buffers_create(&recv, conn->pd, RECVS, REX_SVC_MSG_HEADER + 1 + MAX_PAYLOAD,
 	                       IBV_ACCESS_LOCAL_WRITE))
 		goto out_destroy_conn;
 	for (i = 0; i < RECVS; i++) {
@@ -74,8 +77,12 @@ int main(int argc, char **argv)
 			goto out_drain;
 		posted++;
 	}
-	sr_hello_init(&hello, RECVS, MAX_PAYLOAD);
-	sr_hello_encode(&hello, data);
+	/* rex_svc's header (version 1, 4 bytes of ours, our credits), then
+	 * the chapter's hello: the payload size we would send. */
+	data[0] = 1;
+	data[1] = AS_HELLO_SIZE;
+	rex_put_be16(data + 2, RECVS);
+	rex_put_be32(data + 4, MAX_PAYLOAD);
 	if (rex_conn_connect(conn, data, sizeof(data)))
 		goto out_drain;
 	printf(PROGRAM ": connected; saying nothing\n");
