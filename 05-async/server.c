@@ -102,13 +102,10 @@ static int on_request(struct rex_svc_conn *c, const void *hello, size_t len, voi
 	struct session *ss;
 	uint32_t size = len == AS_HELLO_SIZE ? rex_get_be32(hello) : 0;
 
-	(void)reply;
-	*reply_len = 0; /* the helper's header tells the client its credits */
+	(void)reply, (void)reply_len; /* no answer: the helper's tells the credits */
 	if (size < 1 || size > AS_MAX_PAYLOAD) {
-		fprintf(stderr,
-		        "server: rejecting %s: bad hello: %zu bytes, payload size %" PRIu32
-		        " (1 to %u)\n",
-		        rex_svc_conn_name(c), len, size, AS_MAX_PAYLOAD);
+		fprintf(stderr, "server: rejecting %s: bad hello (%zu bytes, size %" PRIu32 ")\n",
+		        rex_svc_conn_name(c), len, size);
 		return -1;
 	}
 	if (rex_svc_conns(s->svc) >= SERVER_MAX_CONNS) {
@@ -128,6 +125,17 @@ static int on_request(struct rex_svc_conn *c, const void *hello, size_t len, voi
 }
 /* [request] */
 
+/* A DATA, a BYE of one byte, nothing after the BYE: anything else is a
+ * broken client, said and closed. */
+static bool unexpected(struct rex_svc_conn *c, const struct session *ss, uint8_t type, uint32_t len)
+{
+	if (!ss->bye && (type == AS_DATA || (type == AS_BYE && len == AS_TYPE_SIZE)))
+		return false;
+	fprintf(stderr, "server: %s: unexpected message of %" PRIu32 " bytes (type 0x%02x)%s\n",
+	        rex_svc_conn_name(c), len, type, ss->bye ? " after BYE" : "");
+	return true;
+}
+
 /* [echo] */
 /* A message: a DATA goes back as it came; a BYE ends the connection. */
 static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
@@ -137,28 +145,20 @@ static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 	uint8_t type = len ? *(const uint8_t *)msg : 0;
 	int ret;
 
-	if (ss->bye || (type == AS_BYE && len != AS_TYPE_SIZE) ||
-	    (type != AS_BYE && type != AS_DATA)) {
-		fprintf(stderr,
-		        "server: %s: unexpected message of %" PRIu32 " bytes (type 0x%02x)%s\n",
-		        rex_svc_conn_name(c), len, type, ss->bye ? " after BYE" : "");
+	if (unexpected(c, ss, type, len)) {
 		rex_svc_close(c, true);
-		return;
-	}
-	if (type == AS_BYE) {
+	} else if (type == AS_BYE) {
 		ss->bye = true;
 		rex_svc_conn_peer_done(c); /* its disconnect is no failure now */
 		rex_svc_close(c, false);   /* every echo is in: we end it */
-		return;
-	}
-	ret = rex_svc_send(c, msg, len); /* copied: the receive goes back at once */
-	if (ret == -ENOBUFS)
-		rex_svc_hold(c); /* every send slot in flight: again when one is free */
-	else if (ret)
-		rex_svc_close(c, true);
-	else {
-		ss->echoed++;
-		s->echoed++;
+	} else {
+		ret = rex_svc_send(c, msg, len); /* copied: the receive goes back at once */
+		if (ret == -ENOBUFS)
+			rex_svc_hold(c); /* every send slot in flight: again when one is free */
+		else if (ret)
+			rex_svc_close(c, true);
+		ss->echoed += ret == 0;
+		s->echoed += ret == 0;
 	}
 }
 /* [echo] */

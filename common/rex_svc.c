@@ -314,7 +314,7 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 {
 	uint8_t answer[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
 	uint8_t reply[REX_SVC_PDATA_MAX];
-	size_t reply_len = sizeof(reply), plen, alen;
+	size_t reply_len = 0, plen, alen; /* no answer unless the program writes one */
 	const uint8_t *pdata;
 	char peer[REX_CM_ADDRESS_LEN];
 	struct rex_svc_conn *c;
@@ -332,6 +332,9 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 		conn_free(c);
 		return;
 	}
+	/* [accept] */
+	/* The program decides, with the client's private data; then the
+	 * queues, and from here every way out goes through DRAINING. */
 	if (s->ops->request && s->ops->request(c, pdata, plen, reply, &reply_len)) {
 		alen = pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
 		reject(s, ev->id, answer, alen);
@@ -351,8 +354,10 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	param.initiator_depth = ev->responder_resources;
 	if (param.initiator_depth > c->ac.dev->attr.max_qp_init_rd_atom)
 		param.initiator_depth = (uint8_t)c->ac.dev->attr.max_qp_init_rd_atom;
+	/* Returns at once: ESTABLISHED, or an error, comes later as an event. */
 	if (rex_aconn_accept(&c->ac, &param) == 0)
 		return;
+	/* [accept] */
 out_close:
 	rex_aconn_close(&c->ac, true);
 }
@@ -423,6 +428,9 @@ int rex_svc_dial(struct rex_svc *s, const char *addr, uint16_t port, const void 
 	return 0;
 }
 
+/* [route-resolved] */
+/* ROUTE_RESOLVED: the id knows its device now. Queues, slots, receives,
+ * then the connect request with the private data. */
 static int route_resolved(struct rex_aconn *ac)
 {
 	struct rex_svc_conn *c = CONN_OF(ac);
@@ -439,6 +447,7 @@ static int route_resolved(struct rex_aconn *ac)
 	    (uint8_t)(ac->dev->attr.max_qp_rd_atom < 16 ? ac->dev->attr.max_qp_rd_atom : 16);
 	return rex_aconn_connect(ac, &param);
 }
+/* [route-resolved] */
 
 /* --- the engine's steps ------------------------------------------------------ */
 

@@ -148,9 +148,11 @@ void rex_svc_config_default(struct rex_svc_config *cfg);
 
 /** \brief The program's side of a service. Every function may be NULL but closed. */
 struct rex_svc_ops {
-	/** Server: a connect request with the client's private data. Write up
-	 *  to *reply_len bytes of answer into \p reply (set *reply_len; 0 for
-	 *  none). Return 0 to accept, nonzero to reject. NULL: accept all. */
+	/** Server: a connect request with the client's private data. An
+	 *  answer, if any: up to #REX_SVC_PDATA_MAX bytes written into \p reply,
+	 *  their number in *reply_len (0 when called: no answer). Return 0 to
+	 *  accept, nonzero to reject (the answer goes with either). NULL:
+	 *  accept all. */
 	int (*request)(struct rex_svc_conn *c, const void *pdata, size_t len, void *reply,
 	               size_t *reply_len);
 	/** The queues exist, before the accept (server) or the connect
