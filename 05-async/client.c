@@ -69,7 +69,7 @@ struct connection {
 	uint64_t echoed;          /* their echoes, checked */
 	struct timespec *sent_at; /* when message i was sent, at [i % window] */
 	double *rtt_us;           /* this connection's slice of client->rtt_us */
-	bool bye_sent;
+	bool bye_sent, bye_answered;
 	bool failed;
 };
 
@@ -170,13 +170,11 @@ static void send_window(struct rex_svc_conn *c)
 		ret = rex_svc_send(c, cl->msg, len); /* copied: cl->msg is ours again */
 		cn->sent += ret == 0;
 	}
-	/* All echoed: BYE. The server ends the connection when it has it. */
+	/* All echoed: BYE. The server answers it with its own; then we
+	 * disconnect (on_message()). */
 	if (ret == 0 && cn->echoed == cl->opts.count && !cn->bye_sent) {
 		ret = rex_svc_send(c, &bye, sizeof(bye));
-		if (ret == 0) {
-			cn->bye_sent = true;
-			rex_svc_conn_peer_done(c); /* its disconnect is the end now */
-		}
+		cn->bye_sent = ret == 0;
 	}
 	if (ret && ret != -ENOBUFS)
 		rex_svc_close(c, true);
@@ -193,6 +191,12 @@ static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 	struct timespec now;
 	size_t offset;
 
+	if (cn->bye_sent && len == AS_TYPE_SIZE && m[0] == AS_BYE) {
+		cn->bye_answered = true;
+		rex_svc_conn_peer_done(c); /* the protocol is done with it */
+		rex_svc_close(c, false);   /* and we disconnect */
+		return;
+	}
 	if (len != AS_TYPE_SIZE + cl->opts.size || m[0] != AS_DATA || cn->echoed >= cn->sent) {
 		fprintf(stderr,
 		        "client: %s: unexpected message of %" PRIu32
@@ -236,13 +240,13 @@ static void on_established(struct rex_svc_conn *c, const void *pdata, size_t len
 	send_window(c);
 }
 
-/* Every echo intact and our BYE sent: a success. */
+/* Every echo intact and our BYE answered: a success. */
 static void on_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
 	struct connection *cn = rex_svc_conn_user(c);
 	struct client *cl = cn->client;
 
-	cn->failed = why != REX_SVC_DONE || cn->echoed < cl->opts.count || !cn->bye_sent;
+	cn->failed = why != REX_SVC_DONE || cn->echoed < cl->opts.count || !cn->bye_answered;
 	if (why == REX_SVC_PEER_LEFT)
 		fprintf(stderr,
 		        "client: %s: the server disconnected after %" PRIu64 " of %" PRIu64

@@ -8,8 +8,9 @@
  * The client's private data (its hello): the payload size it will send,
  * 4 bytes, big-endian. A message is a type byte and its payload. The
  * client sends DATA; the server sends each DATA back as it came, its echo;
- * the client says BYE once every echo is in, and the server ends the
- * connection. Credits, in the helper's 4-byte header in front of each
+ * the client says BYE once every echo is in, the server answers it with a
+ * BYE, and the client disconnects: the side that answers the disconnect is
+ * the server, whose loop is always running. Credits, in the helper's 4-byte header in front of each
  * message, keep either side from sending to a receive not posted.
  */
 #ifndef ASYNC_ECHO_H

@@ -137,7 +137,7 @@ static bool unexpected(struct rex_svc_conn *c, const struct session *ss, uint8_t
 }
 
 /* [echo] */
-/* A message: a DATA goes back as it came; a BYE ends the connection. */
+/* A message: the echo of a DATA, the answer to a BYE. */
 static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 {
 	struct server *s = rex_svc_user(rex_svc_conn_svc(c));
@@ -147,18 +147,21 @@ static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 
 	if (unexpected(c, ss, type, len)) {
 		rex_svc_close(c, true);
+		return;
+	}
+	/* A DATA goes back as it came, and a BYE too: the client, its BYE
+	 * answered, disconnects. Copied: the receive goes back at once. */
+	ret = rex_svc_send(c, msg, len);
+	if (ret == -ENOBUFS) {
+		rex_svc_hold(c); /* every send slot in flight: again when one is free */
+	} else if (ret) {
+		rex_svc_close(c, true);
 	} else if (type == AS_BYE) {
 		ss->bye = true;
-		rex_svc_conn_peer_done(c); /* its disconnect is no failure now */
-		rex_svc_close(c, false);   /* every echo is in: we end it */
+		rex_svc_conn_peer_done(c); /* its disconnect is the end now */
 	} else {
-		ret = rex_svc_send(c, msg, len); /* copied: the receive goes back at once */
-		if (ret == -ENOBUFS)
-			rex_svc_hold(c); /* every send slot in flight: again when one is free */
-		else if (ret)
-			rex_svc_close(c, true);
-		ss->echoed += ret == 0;
-		s->echoed += ret == 0;
+		ss->echoed++;
+		s->echoed++;
 	}
 }
 /* [echo] */

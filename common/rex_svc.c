@@ -207,7 +207,12 @@ static void released(struct rex_aconn *ac)
 
 	if (rex_svc_msgs_destroy(c))
 		ac->failed = true;
-	if (!c->why_set && (ac->failed || ac->drain_cut))
+	/* Cut at the drain deadline: a failure, unless the protocol was done
+	 * and nothing was missing but the peer's answer to our disconnect (a
+	 * busy peer answers late; everything of ours had completed). */
+	if (!c->why_set &&
+	    (ac->failed || (ac->drain_cut && !(c->peer_done && ac->recvs_posted == 0 &&
+	                                       ac->sq_posted == ac->sq_done))))
 		set_why(c, REX_SVC_FAILED);
 	if (c->prev)
 		c->prev->next = c->next;

@@ -66,8 +66,10 @@
  * missed deadline or a device error close it too. A peer that disconnects
  * is the protocol's end once the program said so (rex_svc_conn_peer_done(),
  * or cfg.peer_may_leave for a service whose peers leave when they like);
- * otherwise it is a failure, and the helper prints that. Once every work
- * request is done or flushed, the helper releases the QP, the CQ, the
+ * otherwise it is a failure, and the helper prints that. Past the drain
+ * deadline a connection is released anyway: a failure, unless the protocol
+ * was done and only the peer's answer to our disconnect was missing. Once
+ * every work request is done or flushed, the helper releases the QP, the CQ, the
  * slots and the CM id, then calls ops.closed() with why: the last call for
  * that connection, where the program frees what it tied to it. The handle
  * is freed when it returns.
