@@ -59,7 +59,7 @@
 /* Connections served at once: each registers 32 slots of a header and
  * AS_MAX_PAYLOAD bytes (132 KiB of pinned memory); past it, a new one is
  * rejected (132 MiB in all). */
-#define SERVER_MAX_CONNS 1024
+#define SERVER_MAX_CONNS 1024u
 /* Connect requests the kernel holds for us until we take them: 32 clients
  * of 8 connections may knock at once. More are rejected by the kernel. */
 #define LISTEN_BACKLOG 256
