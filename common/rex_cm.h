@@ -47,11 +47,13 @@ struct rex_cm_event {
 	 *  new id of the incoming connection: the caller owns it and must accept,
 	 *  reject or rdma_destroy_id() it. */
 	struct rdma_cm_id *id;
-	/** RDMA READs the peer will have in flight towards us (from a connect
-	 *  request or an accept; 0 for other events). A server that serves
-	 *  READs grants at most this many responder resources. */
+	/** From a connect request or an accept (0 for other events), seen from
+	 *  our side, as the kernel gives it: RDMA READs and atomics we may have
+	 *  in flight towards the peer (the peer's responder resources). */
 	uint8_t initiator_depth;
-	/** RDMA READs from us the peer serves at once (as initiator_depth). */
+	/** RDMA READs and atomics the peer will have in flight towards us (its
+	 *  initiator depth): a server that serves them grants at most this
+	 *  many responder resources. */
 	uint8_t responder_resources;
 	size_t private_data_len; /**< bytes in private_data (may exceed what the peer sent: padding) */
 	uint8_t private_data[REX_CM_PRIVATE_DATA_MAX]; /**< copy of the event's private data */

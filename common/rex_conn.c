@@ -114,8 +114,10 @@ static void keep_peer_data(struct rex_conn *conn, const struct rex_cm_event *eve
 {
 	conn->peer_data_len = event->private_data_len;
 	memcpy(conn->peer_data, event->private_data, event->private_data_len);
-	conn->peer_initiator_depth = event->initiator_depth;
-	conn->peer_responder_resources = event->responder_resources;
+	/* The kernel gives them from our side: its responder_resources is
+	 * what the peer asked to initiate, and the other way round. */
+	conn->peer_initiator_depth = event->responder_resources;
+	conn->peer_responder_resources = event->initiator_depth;
 }
 
 /* A new event channel, non-blocking (see rex_cm.h for why). */

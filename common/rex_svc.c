@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rex_svc.c: serve, dial, and deliver completions, over the engine of
- * rex_aconn.h. The messages with credits are rex_svc_msg.c's.
+ * rex_aconn.h. Completions and the program's work requests are
+ * rex_svc_wr.c's, the messages with credits rex_svc_msg.c's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getaddrinfo() under -std=c11 */
@@ -21,7 +22,6 @@
 #define CONN_OF(p) ((struct rex_svc_conn *)((char *)(p)-offsetof(struct rex_svc_conn, ac)))
 
 static const struct rex_aconn_ops engine_ops;
-static void on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq);
 
 const char *rex_svc_why_name(enum rex_svc_why why)
 {
@@ -47,6 +47,14 @@ void rex_svc_config_default(struct rex_svc_config *cfg)
 
 static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg);
 
+/* Before a device's PD goes: what the program registered in it. */
+static int device_closing(struct rex_aconn_dev *dev)
+{
+	struct rex_svc *s = dev->devs->cm_arg;
+
+	return s->ops->device_closing ? s->ops->device_closing(s, dev->pd, dev->user) : 0;
+}
+
 static void tell_stopped(struct rex_loop *loop, void *arg)
 {
 	struct rex_svc *s = arg;
@@ -68,6 +76,10 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 		           cfg->send_depth, cfg->msg_recvs, cfg->msg_sends);
 		return NULL;
 	}
+	if (cfg->msg_size && cfg->raw_pdata) {
+		rex_errorf("rex_svc_create: raw private data cannot tell the credits of messages");
+		return NULL;
+	}
 	if (!ops->closed || cfg->send_depth < 1 || cfg->max_sge < 1) {
 		rex_errorf("rex_svc_create: ops.closed, a send queue and one SGE are needed");
 		return NULL;
@@ -86,6 +98,7 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 		free(s);
 		return NULL;
 	}
+	s->devs.dev_release = device_closing;
 	return s;
 }
 
@@ -103,6 +116,18 @@ int rex_svc_destroy(struct rex_svc *s)
 		return ret; /* connections still use it: the process's end frees it */
 	rex_loop_unpost(s->loop, &s->stopped);
 	free(s);
+	return ret;
+}
+
+int rex_svc_release_all(struct rex_svc *s, struct rex_loop *loop)
+{
+	const char *who = s ? s->cfg.who : NULL;
+	int ret = s && rex_svc_destroy(s) == 0 ? 0 : -1;
+
+	if (rex_loop_destroy(loop))
+		ret = -1;
+	if (ret == 0)
+		printf("%s: released everything: no QP, CQ, memory region or CM id left\n", who);
 	return ret;
 }
 
@@ -126,6 +151,11 @@ int rex_svc_serve(struct rex_svc *s, const char *addr, uint16_t port)
 	return rex_aconn_listen(&s->devs, addr, port, s->cfg.backlog, &s->listener);
 }
 
+struct ibv_context *rex_svc_listen_device(const struct rex_svc *s)
+{
+	return s->listener ? s->listener->verbs : NULL;
+}
+
 void rex_svc_stop(struct rex_svc *s)
 {
 	struct rex_svc_conn *c;
@@ -142,6 +172,38 @@ void rex_svc_stop(struct rex_svc *s)
 
 /* --- a connection's making and end ------------------------------------------ */
 
+/* The wr_ids of the program's work requests, kept beside the helper's books. */
+static int books_alloc(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs)
+{
+	uint64_t *send_ids = calloc(sends, sizeof(*send_ids));
+	uint8_t *send_kind = calloc(sends, sizeof(*send_kind));
+	uint64_t *recv_ids = calloc(recvs ? recvs : 1, sizeof(*recv_ids));
+
+	if (!send_ids || !send_kind || !recv_ids) {
+		rex_report_errno("calloc", ENOMEM);
+		free(send_ids);
+		free(send_kind);
+		free(recv_ids);
+		return -ENOMEM;
+	}
+	free(c->send_ids);
+	free(c->send_kind);
+	free(c->recv_ids);
+	c->send_ids = send_ids;
+	c->send_kind = send_kind;
+	c->recv_ids = recv_ids;
+	c->send_depth = sends;
+	c->recv_depth = recvs;
+	return 0;
+}
+
+int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs)
+{
+	if (c->svc->cfg.msg_size || c->ac.qp || sends < 1)
+		return -EINVAL;
+	return books_alloc(c, sends, recvs);
+}
+
 static struct rex_svc_conn *conn_new(struct rex_svc *s, void *user)
 {
 	uint32_t depth = s->cfg.send_depth;
@@ -154,14 +216,7 @@ static struct rex_svc_conn *conn_new(struct rex_svc *s, void *user)
 	c->svc = s;
 	c->user = user;
 	c->ac.who = s->cfg.who; /* for its lines before the engine takes it */
-	c->send_ids = calloc(depth, sizeof(*c->send_ids));
-	c->send_kind = calloc(depth, sizeof(*c->send_kind));
-	c->recv_ids = calloc(s->cfg.recv_depth ? s->cfg.recv_depth : 1, sizeof(*c->recv_ids));
-	if (!c->send_ids || !c->send_kind || !c->recv_ids) {
-		rex_report_errno("calloc", errno);
-		free(c->send_ids);
-		free(c->send_kind);
-		free(c->recv_ids);
+	if (books_alloc(c, depth, s->cfg.recv_depth)) {
 		free(c);
 		return NULL;
 	}
@@ -233,10 +288,11 @@ static void released(struct rex_aconn *ac)
 static int make_queues(struct rex_svc_conn *c)
 {
 	const struct rex_svc_config *cfg = &c->svc->cfg;
-	struct rex_aconn_dev *dev = rex_aconn_dev_get(&c->svc->devs, c->ac.id->verbs);
+	struct rex_aconn_dev *dev =
+	    c->dev ? c->dev : rex_aconn_dev_get(&c->svc->devs, c->ac.id->verbs);
 	struct rex_aconn_queues q = {
-	    .sends = cfg->send_depth,
-	    .recvs = cfg->msg_size ? cfg->msg_recvs : cfg->recv_depth,
+	    .sends = c->send_depth,
+	    .recvs = cfg->msg_size ? cfg->msg_recvs : c->recv_depth,
 	    .max_sge = cfg->max_sge,
 	    .max_inline = cfg->max_inline,
 	};
@@ -246,7 +302,8 @@ static int make_queues(struct rex_svc_conn *c)
 
 	if (!dev)
 		return -ENODEV;
-	ret = rex_aconn_create_queues_with(&c->ac, dev, &q, on_cq);
+	c->dev = dev;
+	ret = rex_aconn_create_queues_with(&c->ac, dev, &q, rex_svc_on_cq);
 	if (ret)
 		return ret;
 	/* What the QP got, which may be more than asked: the program's limit. */
@@ -268,6 +325,11 @@ static size_t pdata_encode(const struct rex_svc *s, uint8_t *out, const void *pd
 {
 	uint16_t credits = s->cfg.msg_size ? (uint16_t)s->cfg.msg_recvs : 0;
 
+	if (s->cfg.raw_pdata) {
+		if (len)
+			memcpy(out, pdata, len);
+		return len;
+	}
 	out[0] = REX_SVC_PDATA_VERSION;
 	out[1] = (uint8_t)len;
 	rex_put_be16(out + 2, credits);
@@ -283,6 +345,11 @@ static int pdata_decode(struct rex_svc_conn *c, const struct rex_cm_event *ev,
 	const uint8_t *p = ev->private_data;
 	uint32_t credits;
 
+	if (c->svc->cfg.raw_pdata) {
+		*pdata = p;
+		*len = ev->private_data_len;
+		return 0;
+	}
 	if (ev->private_data_len < REX_SVC_PDATA_HEADER || p[0] != REX_SVC_PDATA_VERSION ||
 	    p[1] > REX_SVC_PDATA_MAX || p[1] > ev->private_data_len - REX_SVC_PDATA_HEADER) {
 		rex_aconn_say(
@@ -332,7 +399,9 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	snprintf(c->ac.name, sizeof(c->ac.name), "connection %lu from %s", s->numbered,
 	         rex_cm_format_address(rdma_get_peer_addr(ev->id), peer, sizeof(peer)));
 	c->ac.id = ev->id; /* for its name in messages; the engine takes it below */
-	if (pdata_decode(c, ev, &pdata, &plen)) {
+	/* Its device (PD, limits) is the program's to use from its request on. */
+	c->dev = rex_aconn_dev_get(&s->devs, ev->id->verbs);
+	if (!c->dev || pdata_decode(c, ev, &pdata, &plen)) {
 		reject(s, ev->id, NULL, 0);
 		conn_free(c);
 		return;
@@ -352,16 +421,21 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	param.private_data = answer;
 	param.private_data_len =
 	    (uint8_t)pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
-	/* READs: no more than the client asked for, nor than our device serves. */
-	param.responder_resources = ev->initiator_depth;
+	/* READs and atomics: no more than the client asked for, nor than our
+	 * device serves. The event gives the request's depths from our side
+	 * (its responder_resources is the client's initiator depth). */
+	param.responder_resources = ev->responder_resources;
 	if (param.responder_resources > c->ac.dev->attr.max_qp_rd_atom)
 		param.responder_resources = (uint8_t)c->ac.dev->attr.max_qp_rd_atom;
-	param.initiator_depth = ev->responder_resources;
+	param.initiator_depth = ev->initiator_depth;
 	if (param.initiator_depth > c->ac.dev->attr.max_qp_init_rd_atom)
 		param.initiator_depth = (uint8_t)c->ac.dev->attr.max_qp_init_rd_atom;
 	/* Returns at once: ESTABLISHED, or an error, comes later as an event. */
-	if (rex_aconn_accept(&c->ac, &param) == 0)
+	if (rex_aconn_accept(&c->ac, &param) == 0) {
+		if (s->ops->accepted)
+			s->ops->accepted(c); /* the QP may send now */
 		return;
+	}
 	/* [accept] */
 out_close:
 	rex_aconn_close(&c->ac, true);
@@ -493,162 +567,19 @@ static void cm_failed(struct rex_aconn *ac, const struct rex_cm_event *ev)
 		set_why(c, REX_SVC_UNREACHABLE);
 }
 
+static void releasing(struct rex_aconn *ac)
+{
+	struct rex_svc_conn *c = CONN_OF(ac);
+
+	if (ac->qp && c->svc->ops->releasing)
+		c->svc->ops->releasing(c);
+}
+
 static const struct rex_aconn_ops engine_ops = {
     .route_resolved = route_resolved,
+    .releasing = releasing,
     .established = established,
     .peer_left = peer_left,
     .cm_failed = cm_failed,
     .released = released,
 };
-
-/* --- completions ------------------------------------------------------------- */
-
-bool rex_svc_conn_open(const struct rex_svc_conn *c)
-{
-	return c->ac.qp && (c->ac.state == REX_STATE_ESTABLISHED ||
-	                    (c->ac.state == REX_STATE_CONNECTING && !c->ac.active_side));
-}
-
-static void deliver(struct rex_svc_conn *c, const struct ibv_wc *wc)
-{
-	const struct rex_svc_ops *ops = c->svc->ops;
-	uint64_t n;
-	uint32_t i;
-
-	if (rex_wr_id_kind(wc->wr_id) == REX_WR_RECV) {
-		if (c->svc->cfg.msg_size) {
-			rex_svc_msgs_received(c, wc);
-			return;
-		}
-		i = rex_wr_id_slot(wc->wr_id);
-		if (ops->recv)
-			ops->recv(c, c->recv_ids[i], wc);
-		return;
-	}
-	n = rex_aconn_send_number(&c->ac, wc->wr_id);
-	i = (uint32_t)(n % c->svc->cfg.send_depth);
-	if (c->send_kind[i] == REX_SVC_SEND_PROGRAM && ops->done)
-		ops->done(c, c->send_ids[i], wc);
-}
-
-static void on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
-{
-	struct rex_svc_conn *c = lcq->arg;
-	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i;
-
-	(void)loop;
-	do {
-		good = rex_aconn_poll(&c->ac, wc, REX_ACONN_WC_BATCH, &taken);
-		/* A callback may close it: what follows is flushed news then. */
-		for (i = 0;
-		     i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
-			deliver(c, &wc[i]);
-	} while (taken == REX_ACONN_WC_BATCH);
-	if (rex_svc_conn_open(c))
-		rex_svc_msgs_pump(c);
-	if (rex_svc_conn_open(c))
-		rex_svc_msgs_resume(c);
-}
-
-/* --- the program's work requests ---------------------------------------------- */
-
-int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind)
-{
-	uint32_t depth = c->svc->cfg.send_depth, count = 0, i;
-	uint64_t n = c->ac.sq_posted;
-	uint64_t saved[64];
-	struct ibv_send_wr *wr;
-	int ret;
-
-	if (!rex_svc_conn_open(c))
-		return -ENOTCONN;
-	for (wr = first; wr; wr = wr->next)
-		count++;
-	if (count > 64 || c->ac.sq_posted - c->ac.sq_done + count > depth)
-		return -ENOBUFS;
-	for (wr = first, i = 0; wr; wr = wr->next, i++) {
-		saved[i] = wr->wr_id;
-		c->send_ids[(n + 1 + i) % depth] = wr->wr_id;
-		c->send_kind[(n + 1 + i) % depth] = kind;
-	}
-	ret = rex_aconn_post_send(&c->ac, first);
-	for (wr = first, i = 0; wr; wr = wr->next, i++)
-		wr->wr_id = saved[i]; /* the program's chain, as it was */
-	return ret;
-}
-
-int rex_svc_post_send(struct rex_svc_conn *c, struct ibv_send_wr *first)
-{
-	return rex_svc_post_kind(c, first, REX_SVC_SEND_PROGRAM);
-}
-
-int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first)
-{
-	uint32_t depth = c->svc->cfg.recv_depth, count = 0;
-	uint64_t saved[64];
-	struct ibv_recv_wr *wr;
-	int ret;
-
-	if (c->svc->cfg.msg_size)
-		return -EINVAL;
-	if (!c->ac.qp || c->ac.state == REX_STATE_DRAINING || c->ac.state == REX_STATE_CLOSED)
-		return -ENOTCONN;
-	for (wr = first; wr; wr = wr->next)
-		count++;
-	if (count > 64 || c->ac.recvs_posted + count > depth)
-		return -ENOBUFS;
-	/* Receive slots in turn: RC completes a queue's receives in order, so
-	 * slot k is free again when the one posted depth receives before it is. */
-	for (wr = first, count = 0; wr; wr = wr->next, count++) {
-		saved[count] = wr->wr_id;
-		c->recv_ids[c->recv_next % depth] = wr->wr_id;
-		wr->wr_id = c->recv_next++ % depth;
-	}
-	ret = rex_aconn_post_recv(&c->ac, first);
-	for (wr = first, count = 0; wr; wr = wr->next, count++)
-		wr->wr_id = saved[count];
-	return ret;
-}
-
-/* --- accessors and the end ----------------------------------------------------- */
-
-void *rex_svc_conn_user(const struct rex_svc_conn *c)
-{
-	return c->user;
-}
-
-void rex_svc_conn_set_user(struct rex_svc_conn *c, void *user)
-{
-	c->user = user;
-}
-
-const char *rex_svc_conn_name(const struct rex_svc_conn *c)
-{
-	return c->ac.name;
-}
-
-struct rex_svc *rex_svc_conn_svc(const struct rex_svc_conn *c)
-{
-	return c->svc;
-}
-
-struct ibv_pd *rex_svc_conn_pd(const struct rex_svc_conn *c)
-{
-	return c->ac.dev ? c->ac.dev->pd : NULL;
-}
-
-uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c)
-{
-	return c->max_sge;
-}
-
-void rex_svc_conn_peer_done(struct rex_svc_conn *c)
-{
-	c->peer_done = true;
-}
-
-void rex_svc_close(struct rex_svc_conn *c, bool failed)
-{
-	rex_aconn_close(&c->ac, failed);
-}

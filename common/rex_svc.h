@@ -74,12 +74,15 @@
  * that connection, where the program frees what it tied to it. The handle
  * is freed when it returns.
  *
- * **What the helper calls, in which order.** request (server) ->
- * ready -> established -> message, recv, done (any number; message and
- * recv may come before established) -> closed. A connection that never
- * got its queues (a reject, an unreachable server) gets closed alone. No
- * callback runs inside a call the program made: rex_svc_send() from within
- * ops.message() is fine, and rex_svc_close() from any callback too.
+ * **What the helper calls, in which order.** request (server) -> ready
+ * -> accepted (server) -> established -> message, recv, done (any number;
+ * message and recv may come before established) -> releasing -> closed. A
+ * client's connection that got no further (rejected, or the server
+ * unreachable) gets closed alone; a request a server's program rejected
+ * gets nothing more.
+ * No callback runs inside a call the program made but rex_svc_conn_poll():
+ * rex_svc_send() from within ops.message() is fine, and rex_svc_close()
+ * from any callback too.
  *
  * Every line the helpers print starts with the program's name; functions
  * return 0 or a negative errno, printed already. Nothing exits the program.
@@ -89,7 +92,7 @@
  * inside it: one fd to watch and a deferred call, no timer (rex_loop_fd();
  * tests/copy-async/evloop.c does it for libevent).
  *
- * Copy rex_svc.c, rex_svc_msg.c, rex_svc_priv.h, rex_svc.h and rex_wire.h,
+ * Copy rex_svc.c, rex_svc_wr.c, rex_svc_msg.c, rex_svc_priv.h, rex_svc.h and rex_wire.h,
  * with rex_buffers.c and what rex_aconn.h lists for itself. It needs
  * libibverbs, librdmacm and Linux.
  */
@@ -137,6 +140,12 @@ struct rex_svc_config {
 	uint32_t msg_recvs;  /**< receive slots, the credits the peer gets (at least 4) */
 	uint32_t msg_sends;  /**< send slots: messages in flight or waiting for a credit */
 	bool peer_may_leave; /**< a peer's disconnect always ends the protocol, never a failure */
+	/** No helper header in the private data: the program's bytes as the
+	 *  CM carries them, for a wire format fixed before the helper. The CM
+	 *  pads them (56 bytes in a connect request over RoCE), so the
+	 *  protocol says its own length. Only without messages (no credits
+	 *  to tell). */
+	bool raw_pdata;
 	int backlog;         /**< connect requests the kernel keeps for a server */
 	struct rex_aconn_attr attr; /**< deadlines and transport settings (rex_aconn.h) */
 };
@@ -161,6 +170,9 @@ struct rex_svc_ops {
 	 *  (client): post receives (rex_svc_post_recv()), register memory.
 	 *  Nonzero closes it. */
 	int (*ready)(struct rex_svc_conn *c);
+	/** Server: the accept has gone, and the QP may send from here (a
+	 *  memory window's bind, rex_mw.h; a greeting). */
+	void (*accepted)(struct rex_svc_conn *c);
 	/** ESTABLISHED, with the peer's private data (a client reads the
 	 *  server's answer here; a server gets none). */
 	void (*established)(struct rex_svc_conn *c, const void *pdata, size_t len);
@@ -177,11 +189,20 @@ struct rex_svc_ops {
 	/** A send slot is free again after rex_svc_send() returned -ENOBUFS:
 	 *  a sender that streams goes on here. */
 	void (*send_ready)(struct rex_svc_conn *c);
+	/** Every work request of \p c is done or flushed and its QP is about
+	 *  to go: free what is tied to the QP (a type 2 memory window bound on
+	 *  it) before it does. */
+	void (*releasing)(struct rex_svc_conn *c);
 	/** The connection is gone and everything of it released: the last
 	 *  call for it. Free what is tied to it. */
 	void (*closed)(struct rex_svc_conn *c, enum rex_svc_why why);
 	/** rex_svc_stop() was called and the last connection is closed. */
 	void (*stopped)(struct rex_svc *svc);
+	/** A device's PD is about to go (rex_svc_destroy()): deregister what
+	 *  the program registered in it, kept in \p dev_user
+	 *  (rex_svc_conn_set_dev_user()); called only when that is set.
+	 *  Nonzero: it could not (rex_svc_destroy() fails). */
+	int (*device_closing)(struct rex_svc *svc, struct ibv_pd *pd, void *dev_user);
 };
 
 /**
@@ -204,6 +225,16 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
  */
 int rex_svc_destroy(struct rex_svc *svc);
 
+/**
+ * \brief A service program's last step: rex_svc_destroy(), then
+ *        rex_loop_destroy(); when both went clean, the line "WHO: released
+ *        everything: no QP, CQ, memory region or CM id left" on stdout (WHO:
+ *        cfg.who), for a user or a test to read. Either may be NULL.
+ * \return 0, or -1 when \p svc was never made or something could not be
+ *         released (printed).
+ */
+int rex_svc_release_all(struct rex_svc *svc, struct rex_loop *loop);
+
 /** \brief The program's pointer given to rex_svc_create(). */
 void *rex_svc_user(const struct rex_svc *svc);
 
@@ -213,6 +244,13 @@ void *rex_svc_user(const struct rex_svc *svc);
  * \return 0, or a negative errno (printed).
  */
 int rex_svc_serve(struct rex_svc *svc, const char *addr, uint16_t port);
+
+/**
+ * \brief The device a server listens on when bound to an address (to
+ *        refuse, at start, a device the program cannot use); NULL when it
+ *        listens on every device, or does not listen.
+ */
+struct ibv_context *rex_svc_listen_device(const struct rex_svc *svc);
 
 /**
  * \brief Dial \p addr (a host name or an address) and \p port: one
@@ -263,6 +301,35 @@ struct rex_svc *rex_svc_conn_svc(const struct rex_svc_conn *c);
 /** \brief The protection domain of \p c's device: register the program's
  *         memory there (shared by every connection on the device). */
 struct ibv_pd *rex_svc_conn_pd(const struct rex_svc_conn *c);
+
+/** \brief The limits of \p c's device (max_qp_wr, max_qp_rd_atom, ...), from
+ *         ops.request() on. */
+const struct ibv_device_attr *rex_svc_conn_device_attr(const struct rex_svc_conn *c);
+
+/** \brief The program's pointer for \p c's device, shared by every
+ *         connection on it (a memory pool registered once): NULL until set. */
+void *rex_svc_conn_dev_user(const struct rex_svc_conn *c);
+
+/** \brief Set the program's pointer for \p c's device; ops.device_closing()
+ *         gets it back before the device's PD goes. */
+void rex_svc_conn_set_dev_user(struct rex_svc_conn *c, void *dev_user);
+
+/**
+ * \brief From ops.request(): \p c's queues, when they differ from the
+ *        configuration's (a client that asked for a deeper window). Not
+ *        with messages (their slots set the receive queue).
+ * \return 0, -EINVAL (messages, or after the queues exist), -ENOMEM (printed).
+ */
+int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs);
+
+/**
+ * \brief Take \p c's completions now and deliver them, as the loop does
+ *        when its completion channel wakes it: for a program that
+ *        busy-polls its connections between rounds of the loop. The
+ *        callbacks run inside this call; never call it for a connection
+ *        after its ops.closed().
+ */
+void rex_svc_conn_poll(struct rex_svc_conn *c);
 
 /** \brief Scatter/gather entries per work request of \p c (0 before its QP exists). */
 uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c);

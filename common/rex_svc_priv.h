@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rex_svc_priv.h: what rex_svc.c and rex_svc_msg.c share, and nothing a
- * program may use: the service and connection structures behind
- * rex_svc.h's opaque handles. Copy it with them; include only rex_svc.h.
+ * rex_svc_priv.h: what rex_svc.c, rex_svc_wr.c and rex_svc_msg.c share,
+ * and nothing a program may use: the service and connection structures
+ * behind rex_svc.h's opaque handles. Copy it with them; include only rex_svc.h.
  */
 #ifndef REX_SVC_PRIV_H
 #define REX_SVC_PRIV_H
@@ -77,10 +77,12 @@ struct rex_svc_conn {
 	enum rex_svc_why why;             /* the first cause of its end, when why_set */
 	bool why_set;
 	bool peer_done;     /* rex_svc_conn_peer_done() */
+	struct rex_aconn_dev *dev; /* its device, known from the request (server) or the route */
 	uint32_t max_sge;   /* what its QP got */
+	uint32_t send_depth, recv_depth; /* its queues: the configuration's, or set */
 	uint64_t *send_ids; /* per send number % send_depth: the program's wr_id */
 	uint8_t *send_kind; /* per send number % send_depth: REX_SVC_SEND_* */
-	uint64_t *recv_ids; /* per receive slot: the program's wr_id */
+	uint64_t *recv_ids; /* per receive slot (recv_depth): the program's wr_id */
 	uint32_t recv_next; /* next receive slot */
 	struct rex_svc_msgs msgs;
 	struct sockaddr_storage dest; /* a client's server */
@@ -88,10 +90,12 @@ struct rex_svc_conn {
 	uint8_t pdata[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
 };
 
-/* rex_svc.c: post sends of kind REX_SVC_SEND_*, numbered, their wr_ids kept. */
+/* rex_svc_wr.c: post sends of kind REX_SVC_SEND_*, numbered, their wr_ids kept. */
 int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind);
 /* Whether \p c may post work requests: its QP is up and it is not closing. */
 bool rex_svc_conn_open(const struct rex_svc_conn *c);
+/* The CQ function of every connection: completions delivered. */
+void rex_svc_on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq);
 
 /* rex_svc_msg.c */
 int rex_svc_msgs_create(struct rex_svc_conn *c);

@@ -115,6 +115,7 @@ static void setup(struct fixture *f, uint32_t credits)
 	f->c.ac.qp = &qp;
 	f->c.send_ids = calloc(4, sizeof(*f->c.send_ids));
 	f->c.send_kind = calloc(4, sizeof(*f->c.send_kind));
+	f->c.send_depth = 4;
 	f->c.msgs.number = f->number;
 	f->c.msgs.len = f->len;
 	f->c.msgs.held = f->held;

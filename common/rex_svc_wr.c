@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_svc_wr.c: a connection's completions delivered to the program, the
+ * program's own work requests numbered beside the helper's, busy-polling,
+ * and the accessors of a connection (see rex_svc.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rex_error.h"
+#include "rex_svc_priv.h"
+
+/* --- completions ------------------------------------------------------------- */
+
+bool rex_svc_conn_open(const struct rex_svc_conn *c)
+{
+	return c->ac.qp && (c->ac.state == REX_STATE_ESTABLISHED ||
+	                    (c->ac.state == REX_STATE_CONNECTING && !c->ac.active_side));
+}
+
+static void deliver(struct rex_svc_conn *c, const struct ibv_wc *wc)
+{
+	const struct rex_svc_ops *ops = c->svc->ops;
+	uint64_t n;
+	uint32_t i;
+
+	if (rex_wr_id_kind(wc->wr_id) == REX_WR_RECV) {
+		if (c->svc->cfg.msg_size) {
+			rex_svc_msgs_received(c, wc);
+			return;
+		}
+		i = rex_wr_id_slot(wc->wr_id);
+		if (ops->recv)
+			ops->recv(c, c->recv_ids[i], wc);
+		return;
+	}
+	n = rex_aconn_send_number(&c->ac, wc->wr_id);
+	i = (uint32_t)(n % c->send_depth);
+	if (c->send_kind[i] == REX_SVC_SEND_PROGRAM && ops->done)
+		ops->done(c, c->send_ids[i], wc);
+}
+
+void rex_svc_conn_poll(struct rex_svc_conn *c)
+{
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
+	int good, taken, i;
+
+	do {
+		good = rex_aconn_poll(&c->ac, wc, REX_ACONN_WC_BATCH, &taken);
+		/* A callback may close it: what follows is flushed news then. */
+		for (i = 0;
+		     i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
+			deliver(c, &wc[i]);
+	} while (taken == REX_ACONN_WC_BATCH);
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_pump(c);
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_resume(c);
+}
+
+void rex_svc_on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
+{
+	(void)loop;
+	rex_svc_conn_poll(lcq->arg);
+}
+
+/* --- the program's work requests ---------------------------------------------- */
+
+int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind)
+{
+	uint32_t depth = c->send_depth, count = 0, i;
+	uint64_t n = c->ac.sq_posted;
+	uint64_t saved[64];
+	struct ibv_send_wr *wr;
+	int ret;
+
+	if (!rex_svc_conn_open(c))
+		return -ENOTCONN;
+	for (wr = first; wr; wr = wr->next)
+		count++;
+	if (count > 64 || c->ac.sq_posted - c->ac.sq_done + count > depth)
+		return -ENOBUFS;
+	for (wr = first, i = 0; wr; wr = wr->next, i++) {
+		saved[i] = wr->wr_id;
+		c->send_ids[(n + 1 + i) % depth] = wr->wr_id;
+		c->send_kind[(n + 1 + i) % depth] = kind;
+	}
+	ret = rex_aconn_post_send(&c->ac, first);
+	for (wr = first, i = 0; wr; wr = wr->next, i++)
+		wr->wr_id = saved[i]; /* the program's chain, as it was */
+	return ret;
+}
+
+int rex_svc_post_send(struct rex_svc_conn *c, struct ibv_send_wr *first)
+{
+	return rex_svc_post_kind(c, first, REX_SVC_SEND_PROGRAM);
+}
+
+int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first)
+{
+	uint32_t depth = c->recv_depth, count = 0;
+	uint64_t saved[64];
+	struct ibv_recv_wr *wr;
+	int ret;
+
+	if (c->svc->cfg.msg_size)
+		return -EINVAL;
+	if (!c->ac.qp || c->ac.state == REX_STATE_DRAINING || c->ac.state == REX_STATE_CLOSED)
+		return -ENOTCONN;
+	for (wr = first; wr; wr = wr->next)
+		count++;
+	if (count > 64 || c->ac.recvs_posted + count > depth)
+		return -ENOBUFS;
+	/* Receive slots in turn: RC completes a queue's receives in order, so
+	 * slot k is free again when the one posted depth receives before it is. */
+	for (wr = first, count = 0; wr; wr = wr->next, count++) {
+		saved[count] = wr->wr_id;
+		c->recv_ids[c->recv_next % depth] = wr->wr_id;
+		wr->wr_id = c->recv_next++ % depth;
+	}
+	ret = rex_aconn_post_recv(&c->ac, first);
+	for (wr = first, count = 0; wr; wr = wr->next, count++)
+		wr->wr_id = saved[count];
+	return ret;
+}
+
+/* --- accessors and the end ----------------------------------------------------- */
+
+void *rex_svc_conn_user(const struct rex_svc_conn *c)
+{
+	return c->user;
+}
+
+void rex_svc_conn_set_user(struct rex_svc_conn *c, void *user)
+{
+	c->user = user;
+}
+
+const char *rex_svc_conn_name(const struct rex_svc_conn *c)
+{
+	return c->ac.name;
+}
+
+struct rex_svc *rex_svc_conn_svc(const struct rex_svc_conn *c)
+{
+	return c->svc;
+}
+
+struct ibv_pd *rex_svc_conn_pd(const struct rex_svc_conn *c)
+{
+	return c->dev ? c->dev->pd : NULL;
+}
+
+const struct ibv_device_attr *rex_svc_conn_device_attr(const struct rex_svc_conn *c)
+{
+	return c->dev ? &c->dev->attr : NULL;
+}
+
+void *rex_svc_conn_dev_user(const struct rex_svc_conn *c)
+{
+	return c->dev ? c->dev->user : NULL;
+}
+
+void rex_svc_conn_set_dev_user(struct rex_svc_conn *c, void *dev_user)
+{
+	if (c->dev)
+		c->dev->user = dev_user;
+}
+
+uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c)
+{
+	return c->max_sge;
+}
+
+void rex_svc_conn_peer_done(struct rex_svc_conn *c)
+{
+	c->peer_done = true;
+}
+
+void rex_svc_close(struct rex_svc_conn *c, bool failed)
+{
+	rex_aconn_close(&c->ac, failed);
+}
