@@ -284,11 +284,7 @@ int main(int argc, char **argv)
 		status = REX_EXIT_OK;
 	/* Every connection is gone (the loop ran until then): the devices'
 	 * PDs and channels have nothing left in them, and say so. */
-	if (rex_svc_destroy(s.svc) == 0 && s.svc)
-		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
-	else
-		status = REX_EXIT_FAILURE;
-	if (rex_loop_destroy(s.loop))
+	if (rex_svc_release_all(s.svc, s.loop))
 		status = REX_EXIT_FAILURE;
 	return status;
 }

@@ -5,9 +5,10 @@
  *        SENDs, WRITEs, WRITEs WITH IMM and READs, its memory one pool
  *        registered once.
  *
- * What it shows: chapter 05's event loop serving many connections, each
- * handed one buffer of a pool (common/rex_pool.h) registered once, at the
- * first connection, with exactly the access the served ops need; a client
+ * What it shows: chapter 05's service helper (common/rex_svc.h) serving
+ * many connections, each handed one buffer of a pool (common/rex_pool.h)
+ * registered once per device, at its first connection, with exactly the
+ * access the served ops need, and a memory window over it; a client
  * whose parameters the server was not started for is rejected with a reason
  * both sides print; the data is checked after each timed run, never during.
  *
@@ -20,11 +21,9 @@
  * one bound with -B). A session's benchmark
  * work (control messages, answers, the check of the data) is server_run.c.
  */
-#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -32,10 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/rdma_cma.h>
 
 #include "server.h"
 #include "rex_device.h"
@@ -61,17 +58,6 @@
 #define SERVER_POLLS_PER_LOOP 4096
 #define LISTEN_BACKLOG        64
 /* [constants] */
-
-static bool session_left(struct rex_aconn *c);
-static void session_releasing(struct rex_aconn *c);
-static void session_released(struct rex_aconn *c);
-
-/* What the server does at the steps of a session's life. */
-static const struct rex_aconn_ops session_ops = {
-    .peer_left = session_left,
-    .releasing = session_releasing,
-    .released = session_released,
-};
 
 static void usage(FILE *f)
 {
@@ -184,24 +170,11 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	return REX_OPTIONS_OK;
 }
 
-static void stop_when_idle(struct server *s)
-{
-	if (s->stopping && s->open == 0)
-		s->stopped = true;
-}
-
 static void shut_down(struct server *s, const char *why)
 {
-	struct session *ss;
-
 	s->stopping = true;
-	printf("server: %s: no new connections; closing %lu open\n", why, s->open);
-	if (s->listener && rdma_destroy_id(s->listener))
-		rex_report_errno("rdma_destroy_id", errno);
-	s->listener = NULL;
-	for (ss = s->sessions; ss; ss = ss->next)
-		rex_aconn_close(&ss->conn, false);
-	stop_when_idle(s);
+	printf("server: %s: no new connections; closing %u open\n", why, rex_svc_conns(s->svc));
+	rex_svc_stop(s->svc); /* on_stopped() once the last is released */
 }
 
 static void on_signal(struct rex_loop *loop, int signo, void *arg)
@@ -217,214 +190,188 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 	shut_down(s, signo == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
-static void reject(struct server *s, struct rdma_cm_id *id, const char *peer,
-                   const struct bench_reject *r)
+static void on_stopped(struct rex_svc *svc)
 {
-	uint8_t data[BENCH_REJECT_LEN];
-	char why[128];
+	struct server *s = rex_svc_user(svc);
 
-	s->rejected++;
-	printf("server: rejecting %s: %s\n", peer, bench_reject_format(r, why, sizeof(why)));
-	bench_reject_encode(r, data);
-	if (rdma_reject(id, data, sizeof(data)))
-		rex_report_errno("rdma_reject", errno);
-	if (rdma_destroy_id(id))
-		rex_report_errno("rdma_destroy_id", errno);
+	s->stopped = true;
 }
 
 /* [pool] */
 /* The device's pool, registered once at its first connection. */
-static struct rex_pool *device_pool(struct server *s, struct rex_aconn_dev *dev)
+static struct rex_pool *device_pool(struct server *s, struct rex_svc_conn *c)
 {
+	struct ibv_pd *pd = rex_svc_conn_pd(c);
 	struct rex_pool_attr attr = {.buf_size = s->max_size,
 	                             .count = SERVER_BUFFERS,
 	                             .access = grant_pool_access(s->ops, s->grant)};
+	struct rex_pool *pool = rex_svc_conn_dev_user(c);
 
-	if (!dev->user) {
-		dev->user = rex_pool_create(dev->pd, &attr);
-		if (dev->user)
+	if (!pool) {
+		pool = rex_pool_create(pd, &attr);
+		rex_svc_conn_set_dev_user(c, pool);
+		if (pool)
 			printf("server: pool on %s: %u buffers of %" PRIu32
 			       " bytes, one registration; %s\n",
-			       ibv_get_device_name(dev->verbs->device), SERVER_BUFFERS, s->max_size,
+			       ibv_get_device_name(pd->context->device), SERVER_BUFFERS,
+			       s->max_size,
 			       s->grant == BENCH_GRANT_WINDOW ? "a window per client"
 			                                      : "its rkey to every client");
 	}
-	return dev->user;
+	return pool;
 }
 
 /* Before the device's PD goes: its pool (-EBUSY while a buffer is out). */
-static int release_pool(struct rex_aconn_dev *dev)
+static int release_pool(struct rex_svc *svc, struct ibv_pd *pd, void *pool)
 {
-	return rex_pool_destroy(dev->user);
+	(void)svc, (void)pd;
+	return rex_pool_destroy(pool);
 }
 /* [pool] */
 
-/* [connect-request] */
-static void on_connect_request(struct server *s, struct rdma_cm_id *id,
-                               const struct rex_cm_event *ev)
+/* What a client asks in its hello, against what this server serves: 0, or
+ * why not in \p rej. */
+static int check_hello(struct server *s, struct rex_svc_conn *c, const struct bench_hello *h,
+                       struct bench_reject *rej)
 {
-	char peer[REX_CM_ADDRESS_LEN], why[BENCH_WHY_SIZE];
+	const struct ibv_device_attr *dev = rex_svc_conn_device_attr(c);
+	bool bw_recvs =
+	    h->mode == BENCH_MODE_BW && (h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
+
+	if (!(s->ops & (1u << h->op)))
+		*rej = (struct bench_reject){BENCH_REJECT_OP, h->op, s->ops};
+	else if (h->max_size > s->max_size)
+		*rej = (struct bench_reject){BENCH_REJECT_SIZE, h->max_size, s->max_size};
+	else if (h->mode == BENCH_MODE_LAT &&
+	         (h->op == BENCH_OP_WRITE || h->op == BENCH_OP_WRITE_IMM) &&
+	         (h->addr == 0 || h->addr + h->max_size < h->addr)) {
+		fprintf(stderr, "server: %s: bad hello: no buffer for the answers\n",
+		        rex_svc_conn_name(c));
+		rej->reason = BENCH_REJECT_HELLO;
+	} else if (bw_recvs && (int)(2 * h->depth + 8) > dev->max_qp_wr) {
+		*rej = (struct bench_reject){BENCH_REJECT_DEPTH, h->depth,
+		                             (uint64_t)(dev->max_qp_wr - 8) / 2};
+	} else {
+		return 0;
+	}
+	return -1;
+}
+
+/* [connect-request] */
+/* The client's hello decides what the session gets: its buffer from the
+ * pool, its receive queue, its grant; the accept carries them back. */
+static int on_request(struct rex_svc_conn *c, const void *hello, size_t len, void *reply,
+                      size_t *reply_len)
+{
+	struct server *s = rex_svc_user(rex_svc_conn_svc(c));
+	char why[BENCH_WHY_SIZE];
 	struct bench_reject rej = {0};
-	struct bench_hello h;
 	struct bench_accept acc;
-	uint8_t data[BENCH_ACCEPT_LEN];
-	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
-	struct rex_aconn_dev *dev;
+	struct bench_hello h;
 	struct rex_pool *pool;
 	struct session *ss;
-	bool bw_recvs;
 
-	rex_cm_format_address(rdma_get_peer_addr(id), peer, sizeof(peer));
 	/* Bound to all addresses, a request may come from an iWARP device. */
-	if (rex_device_refuse_iwarp(id->verbs, BENCH_IWARP_LACKS)) {
+	if (rex_device_refuse_iwarp(rex_svc_conn_pd(c)->context, BENCH_IWARP_LACKS)) {
 		rej = (struct bench_reject){BENCH_REJECT_OP, 0, 0};
 		goto out_reject;
 	}
-	/* The hello decides what we register and post: check it first. */
-	if (bench_hello_decode(ev->private_data, ev->private_data_len, &h, why, sizeof(why))) {
-		fprintf(stderr, "server: %s: bad hello: %s\n", peer, why);
+	if (bench_hello_decode(hello, len, &h, why, sizeof(why))) {
+		fprintf(stderr, "server: %s: bad hello: %s\n", rex_svc_conn_name(c), why);
 		rej.reason = BENCH_REJECT_HELLO;
 		goto out_reject;
 	}
-	if (!(s->ops & (1u << h.op))) {
-		rej = (struct bench_reject){BENCH_REJECT_OP, h.op, s->ops};
+	if (check_hello(s, c, &h, &rej))
 		goto out_reject;
-	}
-	if (h.max_size > s->max_size) {
-		rej = (struct bench_reject){BENCH_REJECT_SIZE, h.max_size, s->max_size};
-		goto out_reject;
-	}
-	if (h.mode == BENCH_MODE_LAT && (h.op == BENCH_OP_WRITE || h.op == BENCH_OP_WRITE_IMM) &&
-	    (h.addr == 0 || h.addr + h.max_size < h.addr)) {
-		fprintf(stderr, "server: %s: bad hello: no buffer for the answers\n", peer);
-		rej.reason = BENCH_REJECT_HELLO;
-		goto out_reject;
-	}
-	dev = rex_aconn_dev_get(&s->devices, id->verbs);
-	pool = dev ? device_pool(s, dev) : NULL;
-	if (!pool) {
-		rej.reason = BENCH_REJECT_BUSY;
-		goto out_reject;
-	}
-	bw_recvs = h.mode == BENCH_MODE_BW && (h.op == BENCH_OP_SEND || h.op == BENCH_OP_WRITE_IMM);
-	if (bw_recvs && (int)(2 * h.depth + 8) > dev->attr.max_qp_wr) {
-		rej = (struct bench_reject){BENCH_REJECT_DEPTH, h.depth,
-		                            (uint64_t)(dev->attr.max_qp_wr - 8) / 2};
-		goto out_reject;
-	}
-	ss = calloc(1, sizeof(*ss));
+	pool = device_pool(s, c);
+	ss = pool ? calloc(1, sizeof(*ss)) : NULL;
 	if (!ss) {
-		rex_report_errno("calloc", errno);
 		rej.reason = BENCH_REJECT_BUSY;
 		goto out_reject;
 	}
-	ss->pool = pool;
 	ss->buf = rex_pool_get(pool);
 	if (!ss->buf) { /* back-pressure: every buffer is serving someone */
 		free(ss);
 		rej = (struct bench_reject){BENCH_REJECT_BUSY, 0, SERVER_BUFFERS};
 		goto out_reject;
 	}
+	ss->conn = c;
 	ss->server = s;
 	ss->hello = h;
-	ss->number = ++s->numbered;
+	ss->pool = pool;
 	ss->mem = ss->buf->addr;
+	/* Receives: zero-length ones for control messages and WRITE WITH IMM,
+	 * the buffer itself for SEND; bandwidth runs, twice the window. */
+	ss->recv_depth =
+	    h.mode == BENCH_MODE_BW && (h.op == BENCH_OP_SEND || h.op == BENCH_OP_WRITE_IMM)
+	        ? 2 * h.depth + 8
+	        : SERVER_SMALL_RECVS;
+	ss->recv_sge = (struct ibv_sge){
+	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->buf->lkey};
+	acc = (struct bench_accept){.recv_depth = ss->recv_depth};
+	if (rex_svc_conn_set_depths(c, SERVER_SENDS, ss->recv_depth) ||
+	    grant_prepare(ss, rex_svc_conn_pd(c), pool, &acc)) {
+		rex_pool_put(pool, ss->buf);
+		free(ss);
+		rej.reason = BENCH_REJECT_BUSY;
+		goto out_reject;
+	}
+	rex_svc_conn_set_user(c, ss);
 	ss->next = s->sessions;
 	if (s->sessions)
 		s->sessions->prev = ss;
 	s->sessions = ss;
-	s->open++;
-	rex_aconn_init(&ss->conn, &s->devices, id, REX_STATE_CONNECTING, &session_ops);
-	snprintf(ss->conn.name, sizeof(ss->conn.name), "connection %lu from %s", ss->number, peer);
-
-	/* Receives before the accept: zero-length ones for control messages
-	 * and WRITE WITH IMM, the buffer itself for SEND. */
-	ss->recv_depth = bw_recvs ? 2 * h.depth + 8 : SERVER_SMALL_RECVS;
-	ss->recv_sge = (struct ibv_sge){
-	    .addr = (uintptr_t)ss->mem, .length = h.max_size, .lkey = ss->buf->lkey};
-	ss->conn.lcq.arg = ss;
-	if (rex_aconn_create_queues(&ss->conn, dev, SERVER_SENDS, ss->recv_depth, 0,
-	                            session_on_completions) ||
-	    rex_aconn_post_recvs(&ss->conn, h.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
-	                         ss->recv_depth))
-		goto out_close;
-
-	acc = (struct bench_accept){.recv_depth = ss->recv_depth};
-	if (grant_prepare(ss, dev->pd, pool, &acc))
-		goto out_close;
-	bench_accept_encode(&acc, data);
-	/* READ and atomics: serve as many at once as the device allows;
-	 * rdma_accept() lowers it to what the client asked for. */
-	if (h.op == BENCH_OP_READ || bench_op_atomic(h.op))
-		param.responder_resources =
-		    dev->attr.max_qp_rd_atom < 255 ? (uint8_t)dev->attr.max_qp_rd_atom : 255;
-	/* The QP can send once accepted: the window's bind goes first. */
-	if (rex_aconn_accept(&ss->conn, &param) || grant_post(ss))
-		goto out_close;
+	bench_accept_encode(&acc, reply);
+	*reply_len = BENCH_ACCEPT_LEN;
 	printf("server: %s: %s %s, connection %u of %u, up to %" PRIu32 " bytes, depth %" PRIu32
 	       ": accepting\n",
-	       ss->conn.name, bench_op_name(h.op), bench_mode_name(h.mode), h.qp_index + 1u, h.qps,
-	       h.max_size, h.depth);
-	return;
+	       rex_svc_conn_name(c), bench_op_name(h.op), bench_mode_name(h.mode), h.qp_index + 1u,
+	       h.qps, h.max_size, h.depth);
+	return 0;
 
-out_close:
-	rex_aconn_close(&ss->conn, true);
-	return;
 out_reject:
-	reject(s, id, peer, &rej);
+	printf("server: rejecting %s: %s\n", rex_svc_conn_name(c),
+	       bench_reject_format(&rej, why, sizeof(why)));
+	bench_reject_encode(&rej, reply);
+	*reply_len = BENCH_REJECT_LEN;
+	return -1;
+}
+
+/* The queues exist: the receives go before the accept. */
+static int on_ready(struct rex_svc_conn *c)
+{
+	struct session *ss = rex_svc_conn_user(c);
+
+	return session_post_recvs(ss, ss->recv_depth);
+}
+
+/* The QP can send once accepted: the window's bind goes first. */
+static void on_accepted(struct rex_svc_conn *c)
+{
+	if (grant_post(rex_svc_conn_user(c)))
+		rex_svc_close(c, true);
 }
 /* [connect-request] */
 
-/* The client disconnected: fine between runs, not in the middle of one. */
-static bool session_left(struct rex_aconn *c)
-{
-	struct session *ss = (struct session *)c; /* conn is its first member */
-	bool mid_run = ss->active;
-
-	if (mid_run)
-		fprintf(stderr, "server: %s: the client left in the middle of a run\n", c->name);
-	session_set_active(ss, false);
-	return !mid_run;
-}
-
-/* Connect requests, and the listener's own events; rex_aconn hands every
- * other event to its session. */
-static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
-{
-	struct server *s = arg;
-	char peer[REX_CM_ADDRESS_LEN];
-
-	(void)devs;
-	if (ev->type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		if (s->stopping) {
-			rex_cm_format_address(rdma_get_peer_addr(ev->id), peer, sizeof(peer));
-			reject(s, ev->id, peer,
-			       &(struct bench_reject){.reason = BENCH_REJECT_BUSY});
-		} else {
-			on_connect_request(s, ev->id, ev);
-		}
-		return;
-	}
-	fprintf(stderr, "server: listener: %s\n", rdma_event_str(ev->type));
-	if (ev->status == -EIO && !s->stopping) { /* the channel itself failed */
-		s->status = REX_EXIT_FAILURE;
-		shut_down(s, "the CM event channel failed");
-	}
-}
-
 /* Before the QP goes: the window bound on it. */
-static void session_releasing(struct rex_aconn *c)
+static void on_releasing(struct rex_svc_conn *c)
 {
-	grant_release((struct session *)c);
+	grant_release(rex_svc_conn_user(c));
 }
 
-static void session_released(struct rex_aconn *c)
+/* The client may disconnect between runs, not in the middle of one. */
+static void on_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
-	struct session *ss = (struct session *)c;
-	struct server *s = ss->server;
+	struct session *ss = rex_svc_conn_user(c);
+	struct server *s = rex_svc_user(rex_svc_conn_svc(c));
+	bool left_mid_run = why == REX_SVC_DONE && ss->active && !s->stopping;
 
+	if (left_mid_run)
+		fprintf(stderr, "server: %s: the client left in the middle of a run\n",
+		        rex_svc_conn_name(c));
 	/* The pool buffer goes back only now: no work request can use it, and
-	 * its window is gone (session_releasing()). */
+	 * its window is gone. */
+	grant_release(ss);
 	rex_pool_put(ss->pool, ss->buf);
 	session_set_active(ss, false);
 	if (ss->prev)
@@ -433,50 +380,54 @@ static void session_released(struct rex_aconn *c)
 		s->sessions = ss->next;
 	if (ss->next)
 		ss->next->prev = ss->prev;
-	s->open--;
-	s->served++;
-	if (c->failed || c->drain_cut || ss->bad_runs)
+	if (why != REX_SVC_DONE || left_mid_run || ss->bad_runs)
 		s->failed++;
-	printf("server: %s: closed: %" PRIu64 " run%s, %" PRIu64 " message%s received%s\n", c->name,
-	       ss->runs, ss->runs == 1 ? "" : "s", ss->messages, ss->messages == 1 ? "" : "s",
-	       ss->bad_runs                ? ", data differed"
-	       : c->failed || c->drain_cut ? ", failed"
-	                                   : "");
+	printf("server: %s: closed: %" PRIu64 " run%s, %" PRIu64 " message%s received%s\n",
+	       rex_svc_conn_name(c), ss->runs, ss->runs == 1 ? "" : "s", ss->messages,
+	       ss->messages == 1 ? "" : "s",
+	       ss->bad_runs                          ? ", data differed"
+	       : why != REX_SVC_DONE || left_mid_run ? ", failed"
+	                                             : "");
 	free(ss);
-	stop_when_idle(s);
-}
-
-static int create_loop(struct server *s)
-{
-	static const int signals[] = {SIGINT, SIGTERM};
-
-	s->loop = rex_loop_create();
-	if (!s->loop)
-		return -errno;
-	return rex_loop_add_signals(s->loop, signals, 2, on_signal, s);
 }
 
 /* [listen] */
-static int listen_for_clients(struct server *s)
+static int serve(struct server *s)
 {
-	char ops[48];
-	int ret;
+	static const int signals[] = {SIGINT, SIGTERM};
+	static const struct rex_svc_ops ops = {
+	    .request = on_request,
+	    .ready = on_ready,
+	    .accepted = on_accepted,
+	    .recv = session_recv,
+	    .done = session_done,
+	    .releasing = on_releasing,
+	    .closed = on_closed,
+	    .stopped = on_stopped,
+	    .device_closing = release_pool,
+	};
+	struct rex_svc_config cfg;
+	char ops_list[48];
 
-	/* Every session's life, and the CM channel read in the loop. No idle
-	 * deadline: a run's control phases have their own. */
-	ret = rex_aconn_devs_create(&s->devices, s->loop, "server", NULL, on_cm_event, s);
-	if (ret)
-		return ret;
-	s->devices.dev_release = release_pool;
-	ret = rex_aconn_listen(&s->devices, s->addr, s->port, LISTEN_BACKLOG, &s->listener);
-	if (ret)
-		return ret;
+	s->loop = rex_loop_create();
+	if (!s->loop || rex_loop_add_signals(s->loop, signals, 2, on_signal, s))
+		return -EIO;
+	/* No idle deadline: a run's control phases have their own. The wire
+	 * format is the chapter's own (bench_wire.h): no helper header. A
+	 * client may leave between runs (on_closed() says whether it did). */
+	rex_svc_config_default(&cfg);
+	cfg.raw_pdata = true;
+	cfg.peer_may_leave = true;
+	cfg.backlog = LISTEN_BACKLOG;
+	s->svc = rex_svc_create(s->loop, &cfg, &ops, s);
+	if (!s->svc || rex_svc_serve(s->svc, s->addr, s->port))
+		return -EIO;
 	/* Bound to an address, the listener knows its device. */
-	if (rex_device_refuse_iwarp(s->listener->verbs, BENCH_IWARP_LACKS))
+	if (rex_device_refuse_iwarp(rex_svc_listen_device(s->svc), BENCH_IWARP_LACKS))
 		return -EPROTONOSUPPORT;
-	rex_cm_format_address(rdma_get_local_addr(s->listener), s->name, sizeof(s->name));
-	printf("server: listening on %s: ops %s, messages up to %" PRIu32 " bytes\n", s->name,
-	       bench_ops_format(s->ops, ops, sizeof(ops)), s->max_size);
+	printf("server: listening on %s port %u: ops %s, messages up to %" PRIu32 " bytes\n",
+	       s->addr ? s->addr : "0.0.0.0", (unsigned)s->port,
+	       bench_ops_format(s->ops, ops_list, sizeof(ops_list)), s->max_size);
 	return 0;
 }
 /* [listen] */
@@ -508,31 +459,27 @@ static int run_loop(struct server *s)
 		if (++polls % SERVER_POLLS_PER_LOOP == 0)
 			ret = rex_loop_run_once(s->loop, 0);
 	}
-	if (ret < 0)
-		s->status = REX_EXIT_FAILURE;
 	return ret < 0 ? ret : 0;
 }
 /* [run] */
 
-static int release_everything(struct server *s)
+static int report_totals(const struct server *s)
 {
-	int ret = 0;
+	struct rex_svc_stats st;
 
-	if (s->listener && rdma_destroy_id(s->listener)) {
-		ret = -errno;
-		rex_report_errno("rdma_destroy_id", errno);
-	}
-	if (rex_aconn_devs_destroy(&s->devices) == 0 && ret == 0)
-		printf("server: released everything: no QP, CQ, memory region or CM id left\n");
-	else
-		ret = ret ? ret : -EBUSY;
-	return ret;
+	rex_svc_stats(s->svc, &st);
+	printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64
+	       " run%s, %" PRIu64 " message%s received\n",
+	       st.closed, st.closed == 1 ? "" : "s", s->failed, st.rejected, s->runs,
+	       s->runs == 1 ? "" : "s", s->messages, s->messages == 1 ? "" : "s");
+	return st.listener_lost ? -1 : 0;
 }
 
 /* [main] */
 int main(int argc, char **argv)
 {
 	struct server s = {0};
+	int status = REX_EXIT_FAILURE;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -543,26 +490,14 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 
-	s.status = REX_EXIT_FAILURE;
-	if (create_loop(&s))
-		goto out_destroy_loop;
-	ret = listen_for_clients(&s);
-	if (ret) {
-		s.status = ret == -EPROTONOSUPPORT ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
-		goto out_release;
-	}
-	s.status = REX_EXIT_OK;
-	if (run_loop(&s) == 0)
-		printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64
-		       " run%s, %" PRIu64 " message%s received\n",
-		       s.served, s.served == 1 ? "" : "s", s.failed, s.rejected, s.runs,
-		       s.runs == 1 ? "" : "s", s.messages, s.messages == 1 ? "" : "s");
-out_release:
-	if (release_everything(&s))
-		s.status = REX_EXIT_FAILURE;
-out_destroy_loop:
-	if (rex_loop_destroy(s.loop))
-		s.status = REX_EXIT_FAILURE;
-	return s.status;
+	ret = serve(&s);
+	if (ret == -EPROTONOSUPPORT)
+		status = REX_EXIT_NO_DEVICE;
+	else if (ret == 0 && run_loop(&s) == 0 && report_totals(&s) == 0)
+		status = REX_EXIT_OK;
+	/* Every connection is gone: nothing is left in the devices. */
+	if (rex_svc_release_all(s.svc, s.loop))
+		status = REX_EXIT_FAILURE;
+	return status;
 }
 /* [main] */

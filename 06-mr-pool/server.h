@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * server.h: what the two files of 06's server share: a session (one
- * client's connection, with its buffer from the pool and its run), the
- * server, and the session's benchmark work (server_run.c), which server.c
- * calls. server.c is the service: the listener, connect requests, the
- * sessions' lives, the loop.
+ * server.h: what the files of 06's server share: a session (one client's
+ * connection, with its buffer from the pool and its run), the server, the
+ * session's benchmark work (server_run.c) and its grant (server_grant.c),
+ * which server.c calls. server.c is the service on common/rex_svc.h:
+ * connect requests, the sessions' lives, the loop.
  */
 #ifndef BENCH_SERVER_H
 #define BENCH_SERVER_H
@@ -14,23 +14,23 @@
 #include <sys/resource.h>
 
 #include "bench_wire.h"
-#include "rex_aconn.h"
 #include "rex_loop.h"
 #include "rex_mw.h"
 #include "rex_pool.h"
+#include "rex_svc.h"
 
 struct server;
 
 struct session {
-	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
+	struct rex_svc_conn *conn; /* made by the helper; this session is its user */
 	struct server *server;
-	unsigned long number;
 	struct bench_hello hello;
 	struct rex_pool *pool;    /* its device's */
 	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
 	uint8_t *mem;             /* buf->addr */
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
 	uint32_t recv_depth;
+	uint32_t reposts; /* receives taken, to post again in one chain */
 	bool active; /* between START and DONE */
 	bool busy;   /* and the server busy-polls it */
 	uint32_t size;
@@ -58,26 +58,29 @@ struct server {
 	uint32_t lease_ms; /* -L: a window is revoked this long after its bind; 0: never */
 	bool verbose;
 	struct rex_loop *loop;
-	struct rdma_cm_id *listener;
-	char name[REX_CM_ADDRESS_LEN];
-	struct rex_aconn_devs devices;
+	struct rex_svc *svc;
 	struct session *sessions;
-	unsigned active; /* sessions busy-polled (set_active()) */
-	unsigned long numbered, open, served, failed, rejected;
+	unsigned active;      /* sessions busy-polled (set_active()) */
+	unsigned long failed; /* sessions that failed: the helper's say, or ours */
 	uint64_t messages, runs;
 	bool stopping, stopped;
-	int status;
 };
 
 /* A run is on (START to DONE), or over: busy-poll it or not. */
 void session_set_active(struct session *ss, bool active);
 
-/* Take the session's completions and act on them: control messages,
- * data, latency answers; receives posted again. */
-void session_poll(struct session *ss);
+/* Post \p n receives: zero-length ones for control messages and WRITE
+ * WITH IMM, the buffer itself for SEND. */
+int session_post_recvs(struct session *ss, uint32_t n);
 
-/* The session's CQ function, for rex_aconn_create_queues(). */
-void session_on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
+/* The helper's callbacks for a session's completions: a receive (control
+ * messages, data, latency pings; posted again in chains), a signalled send
+ * (a bind, an invalidate; the others need nothing). */
+void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
+void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
+
+/* Busy-polling: the session's completions now, and its receives back. */
+void session_poll(struct session *ss);
 
 /* WRITE latency: answer a ping seen by its last byte changing in memory. */
 void session_poll_memory(struct session *ss);
@@ -88,7 +91,8 @@ void session_poll_memory(struct session *ss);
  * write where a window will grant write or atomic, or receives land). */
 int grant_pool_access(unsigned ops, unsigned grant);
 /* At the connect request: what the session's rkey will be, in \p acc (rkey,
- * length, lease, grant); a window is allocated and its bind made ready. */
+ * length, lease, grant); a window is allocated and its bind made ready
+ * (grant_release() frees it, posted or not). */
 int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
                   struct bench_accept *acc);
 /* After the accept: post the bind. */
@@ -102,7 +106,11 @@ int grant_completion(struct session *ss, const struct ibv_wc *wc);
 int grant_end(struct session *ss, uint32_t why);
 /* The client's SEND WITH INVALIDATE of \p rkey: the device revoked it. */
 int grant_invalidated(struct session *ss, uint32_t rkey);
-/* Before the QP goes: the window (whatever its state) and the lease timer. */
+/* Before the QP goes: the window (whatever its state) and the lease timer.
+ * Twice is harmless. */
 void grant_release(struct session *ss);
+
+/* A control message: an immediate and no bytes. */
+int session_post_imm(struct session *ss, uint32_t imm);
 
 #endif /* BENCH_SERVER_H */

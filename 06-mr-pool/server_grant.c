@@ -66,7 +66,7 @@ static int revoke(struct session *ss, uint32_t why)
 	rex_mw_invalidate_wr(&ss->mw, &wr);
 	ss->revoking = true;
 	ss->end_why = why;
-	return rex_aconn_post_send(&ss->conn, &wr);
+	return rex_svc_post_send(ss->conn, &wr);
 }
 
 /* The lease ran out: revoke, in the middle of a run or not. */
@@ -78,9 +78,9 @@ static void lease_ran_out(struct rex_loop *loop, void *arg)
 	if (!ss->granted || ss->revoking || ss->revoked)
 		return;
 	printf("server: %s: lease of %" PRIu32 " ms ran out: revoking rkey 0x%08" PRIx32 "\n",
-	       ss->conn.name, ss->server->lease_ms, ss->mw.rkey);
+	       rex_svc_conn_name(ss->conn), ss->server->lease_ms, ss->mw.rkey);
 	if (revoke(ss, BENCH_ENDED_LEASE))
-		rex_aconn_close(&ss->conn, true);
+		rex_svc_close(ss->conn, true);
 }
 
 int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
@@ -105,7 +105,7 @@ int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
 			fprintf(stderr,
 			        "server: %s: pool rkey 0x%08" PRIx32 " over 0x%" PRIx64 ", %" PRIu32
 			        " bytes, and every other buffer of the pool\n",
-			        ss->conn.name, acc->rkey, acc->addr, acc->length);
+			        rex_svc_conn_name(ss->conn), acc->rkey, acc->addr, acc->length);
 		return 0;
 	}
 	if (ss->grant == BENCH_GRANT_NONE) {
@@ -127,14 +127,15 @@ int grant_prepare(struct session *ss, struct ibv_pd *pd, struct rex_pool *pool,
 		fprintf(stderr,
 		        "server: %s: window rkey 0x%08" PRIx32 " over 0x%" PRIx64 ", %" PRIu32
 		        " bytes, %s\n",
-		        ss->conn.name, acc->rkey, acc->addr, acc->length, right_name(access));
+		        rex_svc_conn_name(ss->conn), acc->rkey, acc->addr, acc->length,
+		        right_name(access));
 	return 0;
 }
 /* [grant-prepare] */
 
 int grant_post(struct session *ss)
 {
-	return ss->grant == BENCH_GRANT_WINDOW ? rex_aconn_post_send(&ss->conn, &ss->bind_wr) : 0;
+	return ss->grant == BENCH_GRANT_WINDOW ? rex_svc_post_send(ss->conn, &ss->bind_wr) : 0;
 }
 
 bool grant_ready(struct session *ss)
@@ -157,7 +158,7 @@ int grant_completion(struct session *ss, const struct ibv_wc *wc)
 		if (!ss->ready_pending)
 			return 0;
 		ss->ready_pending = false;
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
+		return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_READY, 0));
 	}
 	if (wc->opcode != IBV_WC_LOCAL_INV)
 		return 0;
@@ -166,7 +167,7 @@ int grant_completion(struct session *ss, const struct ibv_wc *wc)
 	ss->revoked = true;
 	rex_loop_timer_cancel(ss->server->loop, &ss->lease);
 	why = ss->end_why;
-	return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_ENDED, why));
+	return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_ENDED, why));
 }
 /* [grant-completion] */
 
@@ -176,17 +177,18 @@ int grant_end(struct session *ss, uint32_t why)
 	if (ss->revoked && ss->end_why == BENCH_ENDED_LEASE)
 		return 0; /* its lease ended it first: ENDED has gone already */
 	if (ss->revoking || ss->revoked || ss->active) {
-		fprintf(stderr, "server: %s: END %s\n", ss->conn.name,
+		fprintf(stderr, "server: %s: END %s\n", rex_svc_conn_name(ss->conn),
 		        ss->active ? "in the middle of a run" : "twice");
 		return -EPROTO;
 	}
 	if (ss->grant != BENCH_GRANT_WINDOW) {
 		ss->revoked = true; /* nothing of its own to revoke */
 		ss->end_why = why;
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_ENDED, why));
+		return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_ENDED, why));
 	}
 	if (!ss->granted) {
-		fprintf(stderr, "server: %s: END before its grant was made\n", ss->conn.name);
+		fprintf(stderr, "server: %s: END before its grant was made\n",
+		        rex_svc_conn_name(ss->conn));
 		return -EPROTO;
 	}
 	return revoke(ss, why);
@@ -203,18 +205,19 @@ int grant_invalidated(struct session *ss, uint32_t rkey)
 		fprintf(stderr,
 		        "server: %s: a SEND WITH INVALIDATE of rkey 0x%08" PRIx32
 		        ", which is not its grant\n",
-		        ss->conn.name, rkey);
+		        rex_svc_conn_name(ss->conn), rkey);
 		return -EPROTO;
 	}
 	if (ss->revoking || ss->revoked || ss->active) {
-		fprintf(stderr, "server: %s: SEND WITH INVALIDATE %s\n", ss->conn.name,
+		fprintf(stderr, "server: %s: SEND WITH INVALIDATE %s\n",
+		        rex_svc_conn_name(ss->conn),
 		        ss->active ? "in the middle of a run" : "after its grant ended");
 		return -EPROTO;
 	}
 	ss->revoked = true;
 	ss->end_why = BENCH_ENDED_ASKED;
 	rex_loop_timer_cancel(ss->server->loop, &ss->lease);
-	return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_ENDED, BENCH_ENDED_ASKED));
+	return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_ENDED, BENCH_ENDED_ASKED));
 }
 /* [grant-invalidated] */
 

@@ -12,6 +12,10 @@
 
 #include "server.h"
 
+/* Receives taken are posted again in chains of this many (the bandwidth
+ * runs' receive queue has room for them: 2 * depth + 8). */
+#define REPOST_CHAIN 16
+
 /* A run is on (START to DONE). The server busy-polls only the runs that
  * need it: latency answers (SEND and WRITE ping-pong), and receives to
  * repost (SEND, WRITE WITH IMM). A READ, or a WRITE bandwidth run, needs no
@@ -51,7 +55,7 @@ static int answer(struct session *ss, uint32_t len)
 		wr.wr.rdma.rkey = ss->hello.rkey;
 	}
 	ss->echo++;
-	return rex_aconn_post_send(&ss->conn, &wr);
+	return rex_svc_post_send(ss->conn, &wr);
 }
 /* [answer] */
 
@@ -70,7 +74,7 @@ static uint32_t verify(struct session *ss)
 	if (off == len)
 		return 0;
 	fprintf(stderr, "server: %s: %s of %" PRIu32 " bytes: data differs at offset %zu\n",
-	        ss->conn.name, bench_op_name(h->op), ss->size, off);
+	        rex_svc_conn_name(ss->conn), bench_op_name(h->op), ss->size, off);
 	ss->bad_runs++;
 	return 1 + (uint32_t)(off < BENCH_CTRL_VALUE_MAX - 2 ? off : BENCH_CTRL_VALUE_MAX - 2);
 }
@@ -97,9 +101,9 @@ static int send_cpu(struct session *ss)
 		user = cpu_us(&t0->ru_utime, &now.ru_utime);
 		sys = cpu_us(&t0->ru_stime, &now.ru_stime);
 	}
-	if (rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_CPU_USER, user)))
+	if (session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_CPU_USER, user)))
 		return -EIO;
-	return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_CPU_SYS, sys));
+	return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_CPU_SYS, sys));
 }
 /* [cpu] */
 
@@ -127,7 +131,7 @@ static int control(struct session *ss, uint32_t imm)
 		/* READY once the grant holds (its bind may still be under way). */
 		if (!grant_ready(ss))
 			return 0;
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_READY, 0));
+		return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_READY, 0));
 	case BENCH_CTRL_DONE:
 		if (!ss->active)
 			break;
@@ -136,33 +140,31 @@ static int control(struct session *ss, uint32_t imm)
 		ss->server->runs++;
 		if (send_cpu(ss))
 			return -EIO;
-		return rex_aconn_post_imm(&ss->conn, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+		return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
 	case BENCH_CTRL_END:
 		return grant_end(ss, BENCH_ENDED_ASKED);
 	default:
 		break;
 	}
-	fprintf(stderr, "server: %s: unexpected control message 0x%08" PRIx32 "%s\n", ss->conn.name,
-	        imm, ss->active ? " during a run" : "");
+	fprintf(stderr, "server: %s: unexpected control message 0x%08" PRIx32 "%s\n",
+	        rex_svc_conn_name(ss->conn), imm, ss->active ? " during a run" : "");
 	return -EPROTO;
 }
 /* [control] */
 
 /* [handle-completion] */
-static int handle_completion(struct session *ss, const struct ibv_wc *wc)
+static int handle_recv(struct session *ss, const struct ibv_wc *wc)
 {
 	const struct bench_hello *h = &ss->hello;
 	uint32_t imm = be32toh(wc->imm_data), rkey;
 	bool data;
 
-	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV)
-		return grant_completion(ss, wc); /* a bind or an invalidate; sends need nothing */
-	if (rex_mw_wc_invalidated(wc, &rkey)) {  /* its SEND WITH INVALIDATE */
+	if (rex_mw_wc_invalidated(wc, &rkey)) { /* its SEND WITH INVALIDATE */
 		if (wc->byte_len == 0)
 			return grant_invalidated(ss, rkey);
 		fprintf(stderr,
 		        "server: %s: a SEND WITH INVALIDATE that carries %" PRIu32 " bytes\n",
-		        ss->conn.name, wc->byte_len);
+		        rex_svc_conn_name(ss->conn), wc->byte_len);
 		return -EPROTO;
 	}
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
@@ -172,7 +174,8 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	else
 		data = h->op == BENCH_OP_SEND && wc->byte_len == ss->size;
 	if (!data || !ss->active) {
-		fprintf(stderr, "server: %s: unexpected %s of %" PRIu32 " bytes%s\n", ss->conn.name,
+		fprintf(stderr, "server: %s: unexpected %s of %" PRIu32 " bytes%s\n",
+		        rex_svc_conn_name(ss->conn),
 		        wc->opcode == IBV_WC_RECV ? "SEND" : "WRITE WITH IMM", wc->byte_len,
 		        ss->active ? "" : " outside a run");
 		return -EPROTO;
@@ -182,44 +185,64 @@ static int handle_completion(struct session *ss, const struct ibv_wc *wc)
 	return h->mode == BENCH_MODE_LAT ? answer(ss, ss->size) : 0;
 }
 
-/* A session serves from its accept on: the client's first message may come
- * before our ESTABLISHED event (its side is established when our accept
- * reaches it; ours, when its answer reaches us), and our QP takes it. A
- * START taken and dropped then was never answered. */
-static bool serving(const struct rex_aconn *c)
+int session_post_recvs(struct session *ss, uint32_t n)
 {
-	return c->state == REX_STATE_CONNECTING || c->state == REX_STATE_ESTABLISHED;
+	struct ibv_recv_wr wr[REPOST_CHAIN];
+	uint32_t i, chain;
+	int ret;
+
+	for (; n; n -= chain) {
+		chain = n < REPOST_CHAIN ? n : REPOST_CHAIN;
+		for (i = 0; i < chain; i++)
+			wr[i] = (struct ibv_recv_wr){
+			    .next = i + 1 < chain ? &wr[i + 1] : NULL,
+			    .sg_list = ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
+			    .num_sge = ss->hello.op == BENCH_OP_SEND,
+			};
+		ret = rex_svc_post_recv(ss->conn, wr);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The receives taken go back in chains: at once between runs, after each
+ * round of busy-polling during one. */
+static void repost(struct session *ss)
+{
+	int ret = ss->reposts ? session_post_recvs(ss, ss->reposts) : 0;
+
+	ss->reposts = 0;
+	if (ret && ret != -ENOTCONN) /* -ENOTCONN: it is closing anyway */
+		rex_svc_close(ss->conn, true);
+}
+
+/* A session serves from its accept on (the helper delivers from then): the
+ * client's first message may come before our ESTABLISHED event, and our
+ * QP takes it. */
+void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
+{
+	struct session *ss = rex_svc_conn_user(c);
+
+	(void)wr_id;
+	ss->reposts++;
+	if (handle_recv(ss, wc))
+		rex_svc_close(c, true);
+	if (!ss->busy || ss->reposts >= REPOST_CHAIN)
+		repost(ss);
+}
+
+void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
+{
+	(void)wr_id;
+	if (grant_completion(rex_svc_conn_user(c), wc)) /* a bind or an invalidate */
+		rex_svc_close(c, true);
 }
 
 void session_poll(struct session *ss)
 {
-	struct rex_aconn *c = &ss->conn;
-	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i;
-	unsigned reposts;
-
-	do {
-		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
-		reposts = 0;
-		for (i = 0; i < good && serving(c); i++) {
-			reposts += rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV;
-			if (handle_completion(ss, &wc[i]))
-				rex_aconn_close(c, true);
-		}
-		/* The receives taken go back in one chain. */
-		if (reposts && serving(c) &&
-		    rex_aconn_post_recvs(c, ss->hello.op == BENCH_OP_SEND ? &ss->recv_sge : NULL,
-		                         reposts))
-			rex_aconn_close(c, true);
-	} while (taken == REX_ACONN_WC_BATCH);
-	if (!serving(c))
-		session_set_active(ss, false);
-}
-
-void session_on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
-{
-	(void)loop;
-	session_poll(lcq->arg);
+	rex_svc_conn_poll(ss->conn);
+	repost(ss);
 }
 /* [handle-completion] */
 
@@ -231,6 +254,17 @@ void session_poll_memory(struct session *ss)
 	const volatile uint8_t *last = ss->mem + ss->size - 1;
 
 	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
-		rex_aconn_close(&ss->conn, true);
+		rex_svc_close(ss->conn, true);
 }
 /* [write-latency] */
+
+int session_post_imm(struct session *ss, uint32_t imm)
+{
+	struct ibv_send_wr wr = {
+	    .opcode = IBV_WR_SEND_WITH_IMM,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .imm_data = htobe32(imm),
+	};
+
+	return rex_svc_post_send(ss->conn, &wr);
+}
