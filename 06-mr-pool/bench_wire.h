@@ -42,7 +42,8 @@
 #include <stdint.h>
 
 #define BENCH_MAGIC   0x52584236u /* "RXB6" */
-#define BENCH_VERSION 2 /* 2: the server's CPU before its RESULT */
+/* 2: the server's CPU before its RESULT; 3: the server's ALIVE probes */
+#define BENCH_VERSION 3
 
 /* The operations. Their order is the bit order of the server's -o mask. */
 enum bench_op {
@@ -134,7 +135,17 @@ enum bench_ctrl {
 	BENCH_CTRL_CPU_SYS = 7,
 	BENCH_CTRL_END = 8,
 	BENCH_CTRL_ENDED = 9,
+	/* The server's probe of a client it has heard nothing from for
+	 * BENCH_PROBE_MS: the client takes it and posts its receive again,
+	 * nothing more. A client that stopped posts none: once its receives
+	 * are used up the next probe meets "receiver not ready", the
+	 * server's send fails, and the session ends, its buffer free again. */
+	BENCH_CTRL_ALIVE = 10,
 };
+/* How long a session may be quiet before the server probes it. A client
+ * with R receives posted is cut (R + 1) probes after it stopped: 06's
+ * client posts 16, so about 17 s. */
+#define BENCH_PROBE_MS       1000
 #define BENCH_ENDED_ASKED 0 /* ENDED's value: revoked at the client's END */
 #define BENCH_ENDED_LEASE 1 /* its lease ran out */
 #define BENCH_CTRL_VALUE_MAX 0x0fffffffu

@@ -82,6 +82,8 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 			return;
 		}
 	} else if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		if (bench_ctrl_type(imm) == BENCH_CTRL_ALIVE)
+			return; /* the server's probe: its receive goes back, that is all */
 		if (bench_ctrl_type(imm) == BENCH_CTRL_READY && !q->ready) {
 			q->ready = true;
 			return;

@@ -345,10 +345,41 @@ static int on_ready(struct rex_svc_conn *c)
 	return session_post_recvs(ss, ss->recv_depth);
 }
 
-/* The QP can send once accepted: the window's bind goes first. */
+/* [probe] */
+/* Every BENCH_PROBE_MS: a client heard from since the last look is alive;
+ * a quiet one gets an ALIVE, which costs it one receive. A live client
+ * posts it again; a stopped one runs out, and the probe that finds no
+ * receive fails the connection (bench_wire.h has the arithmetic). A WRITE
+ * or READ run is quiet on our side too: its client, busy, takes the probe. */
+static void probe(struct rex_loop *loop, void *arg)
+{
+	struct session *ss = arg;
+	int ret = 0;
+
+	if (ss->heard) {
+		ss->heard = false;
+		ss->unheard = 0;
+	} else {
+		ss->unheard++;
+		ret = session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_ALIVE, ss->unheard));
+	}
+	if (ret == -ENOTCONN)
+		return; /* closing: no more probes */
+	/* -ENOBUFS: the send queue is full; the next look tries again. */
+	if ((ret && ret != -ENOBUFS) || rex_loop_timer_start(loop, &ss->probe, BENCH_PROBE_MS))
+		rex_svc_close(ss->conn, true);
+}
+/* [probe] */
+
+/* The QP can send once accepted: the window's bind goes first, and the
+ * probes start. */
 static void on_accepted(struct rex_svc_conn *c)
 {
-	if (grant_post(rex_svc_conn_user(c)))
+	struct session *ss = rex_svc_conn_user(c);
+	struct server *s = ss->server;
+
+	rex_loop_timer_init(&ss->probe, probe, ss);
+	if (grant_post(ss) || rex_loop_timer_start(s->loop, &ss->probe, BENCH_PROBE_MS))
 		rex_svc_close(c, true);
 }
 /* [connect-request] */
@@ -369,6 +400,10 @@ static void on_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 	if (left_mid_run)
 		fprintf(stderr, "server: %s: the client left in the middle of a run\n",
 		        rex_svc_conn_name(c));
+	else if (why == REX_SVC_FAILED && ss->unheard > 1)
+		fprintf(stderr, "server: %s: silent for %u probes (%u ms each): dropped\n",
+		        rex_svc_conn_name(c), ss->unheard, BENCH_PROBE_MS);
+	rex_loop_timer_cancel(s->loop, &ss->probe);
 	/* The pool buffer goes back only now: no work request can use it, and
 	 * its window is gone. */
 	grant_release(ss);

@@ -45,6 +45,10 @@ struct session {
 	bool revoking, revoked;     /* an invalidate posted; the grant is gone */
 	uint32_t end_why;           /* ENDED's value once the invalidate completes */
 	struct rex_loop_timer lease;
+	/* Liveness (server.c): probes while the client is quiet. */
+	struct rex_loop_timer probe;
+	bool heard;       /* a message of the client's since the last probe */
+	unsigned unheard; /* probes in a row that found it quiet */
 	uint64_t messages, runs, bad_runs;
 	struct session *prev, *next;
 };

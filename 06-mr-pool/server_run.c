@@ -225,6 +225,7 @@ void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 	struct session *ss = rex_svc_conn_user(c);
 
 	(void)wr_id;
+	ss->heard = true;
 	ss->reposts++;
 	if (handle_recv(ss, wc))
 		rex_svc_close(c, true);

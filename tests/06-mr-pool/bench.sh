@@ -21,6 +21,11 @@
 #                   both sides name the size
 #   reject_op       an op the server does not serve: exit 1, named
 #   client_killed   a client killed mid-run; the server serves the next
+#   silent_clients  eight clients stopped (SIGSTOP) in their runs hold all 8
+#                   buffers; the server's probes drop each (a line apiece)
+#                   and a ninth client, tried again each second, is served
+#                   within 60 s (the arithmetic, bench_wire.h: about 17 s);
+#                   afterwards the server holds no QP (rdma resource)
 #   server_killed   the server killed mid-run; the client exits 1 in 20 s
 #   grant_cases     tests/06-mr-pool/grant-client against a server's windows:
 #                   its own window (lands), its key after END and after its
@@ -209,6 +214,38 @@ reject_op)
 	start_server -o write
 	client op 1 -o read -s 64 -n 10
 	has op "rejected by the server: op read is not served \(the server's -o write\)"
+	stop_server
+	;;
+silent_clients)
+	start_server -s 64K
+	stopped=()
+	for k in 1 2 3 4 5 6 7 8; do
+		"$bin/06-mr-pool-client" -p "$port" -o write -s 4K -D 120 "$addr" >"$dir/silent-$k.out" 2>&1 &
+		stopped+=($!)
+		for _ in $(seq 300); do grep -q '#bytes' "$dir/silent-$k.out" && break; sleep 0.1; done
+		kill -STOP $!
+	done
+	start=$(date +%s)
+	served=
+	while [ $(($(date +%s) - start)) -lt 60 ]; do
+		if timeout 60 "$bin/06-mr-pool-client" -p "$port" -o write -s 4K -n 100 "$addr" >"$dir/ninth.out" 2>&1; then
+			served=$(($(date +%s) - start))
+			break
+		fi
+		sleep 1
+	done
+	echo "the ninth client was served ${served:-never} s after the eight stopped"
+	[ -n "$served" ] || fail "the ninth client was not served within 60 s"
+	has ninth '^client: done$'
+	for _ in $(seq 300); do
+		[ "$(grep -c 'silent for [0-9]* probes' "$dir/server.out")" -eq 8 ] && break
+		sleep 0.1
+	done
+	n=$(grep -c 'silent for [0-9]* probes' "$dir/server.out")
+	[ "$n" -eq 8 ] || fail "$n sessions dropped as silent, expected 8"
+	kill -KILL "${stopped[@]}"
+	wait "${stopped[@]}" 2>/dev/null
+	held qp 0
 	stop_server
 	;;
 client_killed)

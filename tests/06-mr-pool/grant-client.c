@@ -199,14 +199,18 @@ static int control(struct rex_conn *conn, struct ibv_send_wr *wr, unsigned want,
 		rex_report_wc("control message", &wc);
 		return -EIO;
 	}
-	if (early.n > 0) {
-		wc = early.wc[0];
-		memmove(early.wc, early.wc + 1, (size_t)--early.n * sizeof(early.wc[0]));
-	} else {
-		ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
-		if (ret < 0)
-			return ret;
-	}
+	do { /* the server's ALIVE probes: taken and posted again */
+		if (early.n > 0) {
+			wc = early.wc[0];
+			memmove(early.wc, early.wc + 1, (size_t)--early.n * sizeof(early.wc[0]));
+		} else {
+			ret = rex_cq_wait(conn->comp_channel, conn->cq, &wc, 1, WAIT_MS);
+			if (ret < 0)
+				return ret;
+		}
+	} while (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM) &&
+	         bench_ctrl_type(be32toh(wc.imm_data)) == BENCH_CTRL_ALIVE &&
+	         post_recvs(conn, 1) == 0);
 	if (wc.status != IBV_WC_SUCCESS || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
 	    bench_ctrl_type(be32toh(wc.imm_data)) != want) {
 		fprintf(stderr, "%s: not the answer expected (status %s)\n", PROGRAM,

@@ -54,7 +54,7 @@ int main(void)
 	buf[0] ^= 1;
 	buf[5] = 9;
 	CHECK_INT_EQ(bench_hello_decode(buf, 56, &g, why, sizeof(why)), -EPROTO);
-	CHECK_STR_CONTAINS(why, "version 9, expected 2");
+	CHECK_STR_CONTAINS(why, "version 9, expected 3");
 
 	/* Fields out of range. */
 	h.op = 6;
