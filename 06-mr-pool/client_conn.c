@@ -338,9 +338,11 @@ static bool all_ended(struct client *cl)
 /* After the last run: give the server's memory back before leaving. A
  * window's key we revoke ourselves, with a zero-length SEND WITH
  * INVALIDATE: the server's device revokes it as it takes the message. Or,
- * with --end server (and for a grant that is not a window), we say END and
- * the server revokes it with a local invalidate. Either way the server
- * answers ENDED once the key opens nothing. */
+ * with --end server, a lease (the server may be revoking it as we speak,
+ * and a window invalidated twice takes the QP down), or a grant that is
+ * not a window, we say END and the server revokes it with a local
+ * invalidate. Either way the server answers ENDED once the key opens
+ * nothing. */
 int end_grants(struct client *cl)
 {
 	unsigned i;
@@ -353,7 +355,8 @@ int end_grants(struct client *cl)
 		                          .invalidate_rkey = q->peer.rkey};
 
 		q->ending = true;
-		if (q->peer.grant == BENCH_GRANT_WINDOW && !cl->o.end_by_server)
+		if (q->peer.grant == BENCH_GRANT_WINDOW && !cl->o.end_by_server &&
+		    !q->peer.lease_ms)
 			ret = rex_aconn_post_send(&q->conn, &inv);
 		else
 			ret = rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_END, 0));

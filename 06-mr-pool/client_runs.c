@@ -95,7 +95,8 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 		}
 		if (bench_ctrl_type(imm) == BENCH_CTRL_ENDED && !q->ended) {
 			q->ended = true;
-			if (bench_ctrl_value(imm) == BENCH_ENDED_ASKED && q->ending)
+			/* Ours, or a lease that ran out as we ended: ended either way. */
+			if (q->ending)
 				return;
 			/* Not asked for: our lease ran out (or a server gone wrong). */
 			fprintf(stderr,

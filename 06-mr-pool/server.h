@@ -43,6 +43,7 @@ struct session {
 	bool granted;               /* the bind completed: the rkey opens the window */
 	bool ready_pending;         /* a START came before that: READY waits for it */
 	bool revoking, revoked;     /* an invalidate posted; the grant is gone */
+	bool end_asked;             /* an END came after its lease had ended it */
 	uint32_t end_why;           /* ENDED's value once the invalidate completes */
 	struct rex_loop_timer lease;
 	/* Liveness (server.c): probes while the client is quiet. */

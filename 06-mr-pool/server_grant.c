@@ -73,13 +73,15 @@ static int revoke(struct session *ss, uint32_t why)
 static void lease_ran_out(struct rex_loop *loop, void *arg)
 {
 	struct session *ss = arg;
+	int ret;
 
 	(void)loop;
 	if (!ss->granted || ss->revoking || ss->revoked)
 		return;
 	printf("server: %s: lease of %" PRIu32 " ms ran out: revoking rkey 0x%08" PRIx32 "\n",
 	       rex_svc_conn_name(ss->conn), ss->server->lease_ms, ss->mw.rkey);
-	if (revoke(ss, BENCH_ENDED_LEASE))
+	ret = revoke(ss, BENCH_ENDED_LEASE);
+	if (ret && ret != -ENOTCONN) /* -ENOTCONN: closing, the window goes with it */
 		rex_svc_close(ss->conn, true);
 }
 
@@ -174,8 +176,12 @@ int grant_completion(struct session *ss, const struct ibv_wc *wc)
 /* [grant-end] */
 int grant_end(struct session *ss, uint32_t why)
 {
-	if (ss->revoked && ss->end_why == BENCH_ENDED_LEASE)
-		return 0; /* its lease ended it first: ENDED has gone already */
+	/* Its lease ended it first: ENDED has gone already, or goes when the
+	 * invalidate completes. */
+	if ((ss->revoked || ss->revoking) && ss->end_why == BENCH_ENDED_LEASE && !ss->end_asked) {
+		ss->end_asked = true;
+		return 0;
+	}
 	if (ss->revoking || ss->revoked || ss->active) {
 		fprintf(stderr, "server: %s: END %s\n", rex_svc_conn_name(ss->conn),
 		        ss->active ? "in the middle of a run" : "twice");

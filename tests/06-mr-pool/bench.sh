@@ -39,7 +39,9 @@
 #                   another connection: refused; that session's data is
 #                   verified; with -g pool the same WRITE lands
 #   grant_lease     a server with -L 1000: the key, revoked when the lease
-#                   runs out (ENDED 1), is refused
+#                   runs out (ENDED 1), is refused; a client whose run
+#                   outlasts the lease fails (exit 1) naming why, and the
+#                   server, which keeps serving, holds no QP afterwards
 #
 # Exit 0 pass, 1 fail, 77 skipped (no RDMA_LAB_ADDR), unless
 # REX_REQUIRE_RDMA=1.
@@ -110,11 +112,17 @@ grant() {
 	[ $code -eq "$expect" ] || fail "grant-client $what: exit $code, expected $expect"
 }
 
-# held KIND N: the server holds N objects of this kind (rdma resource show).
+# held KIND N: the server holds N objects of this kind (rdma resource show),
+# once the sessions that just ended are released (5 s at most).
 held() {
 	local n
-	n=$(rdma resource show "$1" | grep -c " pid $server_pid ")
-	[ "$n" -eq "$2" ] || { fail "server holds $n $1, expected $2"; rdma resource show "$1"; }
+	for _ in $(seq 50); do
+		n=$(rdma resource show "$1" | grep -c " pid $server_pid ")
+		[ "$n" -eq "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "server holds $n $1, expected $2"
+	rdma resource show "$1"
 }
 
 # check NAME MODE ROWS: the table, the files.
@@ -337,6 +345,9 @@ grant_lease)
 	grant lease 0
 	has grant-lease '^grant-client: lease: the server revoked our rkey 0x[0-9a-f]{8} after its lease of 1000 ms \(ENDED 1\)$'
 	has grant-lease '^grant-client: lease: WRITE of 8 bytes .*: remote access error \(refused\)$'
+	client outlasts 1 -o write -s 4K -D 4
+	has outlasts 'the server revoked our rkey: its lease ran out \(lease 1000 ms\)|remote access error'
+	held qp 0
 	stop_server
 	grep -q 'lease of 1000 ms ran out: revoking rkey' "$dir/server.out" || fail "server: no lease line"
 	;;
