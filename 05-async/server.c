@@ -170,10 +170,17 @@ static void on_message(struct rex_svc_conn *c, const void *msg, uint32_t len)
 /* The connection is gone, everything of it released: the last word on it. */
 static void on_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
+	struct server *s = rex_svc_user(rex_svc_conn_svc(c));
 	struct session *ss = rex_svc_conn_user(c);
+	struct rex_svc_msg_stats st;
 
 	if (!ss)
 		return; /* the helper closed it before our on_request() took it */
+	rex_svc_conn_msg_stats(c, &st);
+	rex_debug(s->opts.verbose, "server",
+	          "%s: messages sent %" PRIu64 ", received %" PRIu64 ", credit-only %" PRIu64
+	          ", waits for a credit %" PRIu64,
+	          rex_svc_conn_name(c), st.sent, st.received, st.credit_only, st.waits);
 	printf("server: %s: closed: %" PRIu64 " echoed%s\n", rex_svc_conn_name(c), ss->echoed,
 	       why != REX_SVC_DONE ? ", failed"
 	       : ss->bye           ? ""

@@ -417,7 +417,9 @@ static int established(struct rex_aconn *c, const struct rex_cm_event *ev)
 			return ret;
 	}
 	c->active_ns = rex_aconn_clock_ns();
-	if (c->devs->attr.idle_timeout_ms)
+	if (c->peer_closing) /* iWARP: flushed by the peer's close already */
+		rex_loop_timer_start(c->loop, &c->deadline, c->devs->attr.drain_timeout_ms);
+	else if (c->devs->attr.idle_timeout_ms)
 		rex_loop_timer_start(c->loop, &c->deadline, c->devs->attr.idle_timeout_ms);
 	else
 		rex_loop_timer_cancel(c->loop, &c->deadline);
@@ -502,7 +504,9 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 	catch_up(c); /* may change the state, or rearm this very timer */
 	if (rex_loop_timer_armed(&c->deadline))
 		return;
-	if (c->state == REX_STATE_ESTABLISHED && c->peer_closing) {
+	if ((c->state == REX_STATE_ESTABLISHED ||
+	     (c->state == REX_STATE_CONNECTING && !c->active_side)) &&
+	    c->peer_closing) {
 		rex_aconn_say(
 		    c,
 		    "its QP was flushed (iWARP: the peer closed) and no DISCONNECTED came "
@@ -529,8 +533,12 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 			rex_loop_timer_start_at(loop, &c->deadline, idle_until);
 			break;
 		}
-		rex_aconn_say(c, "nothing for %u ms: dropping it", a->idle_timeout_ms);
-		rex_aconn_close(c, true);
+		/* Its protocol done, only the peer's disconnect was missing. */
+		rex_aconn_say(c,
+		              c->protocol_done ? "no disconnect from the peer in %u ms: closing it"
+		                               : "nothing for %u ms: dropping it",
+		              a->idle_timeout_ms);
+		rex_aconn_close(c, !c->protocol_done);
 		break;
 	case REX_STATE_DRAINING:
 		if (drained(c))

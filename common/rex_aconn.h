@@ -255,6 +255,11 @@ struct rex_aconn {
 	bool peer_ended;       /**< the peer disconnected, and peer_left() expected it */
 	bool peer_closing;     /**< iWARP: the peer's close flushed our QP; DISCONNECTED is due */
 	bool drain_cut;        /**< released at the drain deadline, not drained */
+	/** The program's protocol has ended (a BYE answered): only the peer's
+	 *  disconnect is still to come, and an idle deadline that passes
+	 *  first closes the connection as done, not failed (a CM message
+	 *  can be late under load: the CM sends it again after seconds). */
+	bool protocol_done;
 	struct rex_loop_timer deadline; /**< setup, idle or drain, by state */
 	struct rex_loop_task release;   /**< posted when DRAINING is over */
 };

@@ -111,7 +111,12 @@ uint64_t rex_aconn_send_number(const struct rex_aconn *c, uint64_t wr_id)
  * leaving, to be judged when its DISCONNECTED comes (disconnected()). */
 static bool flushed_by_peer_close(struct rex_aconn *c, const struct ibv_wc *wc)
 {
-	if (wc->status != IBV_WC_WR_FLUSH_ERR || c->state != REX_STATE_ESTABLISHED ||
+	/* A server serves from its accept on: a short client may finish and
+	 * close before the server reads its ESTABLISHED. */
+	bool serving = c->state == REX_STATE_ESTABLISHED ||
+	               (c->state == REX_STATE_CONNECTING && !c->active_side);
+
+	if (wc->status != IBV_WC_WR_FLUSH_ERR || !serving ||
 	    c->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
 		return false;
 	if (!c->peer_closing) {

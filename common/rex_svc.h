@@ -345,7 +345,9 @@ struct rex_svc_msg_stats {
 /** \brief The message layer's counts of \p c (all 0 without messages). */
 void rex_svc_conn_msg_stats(const struct rex_svc_conn *c, struct rex_svc_msg_stats *out);
 
-/** \brief The protocol is done with \p c's peer: its disconnect is no failure. */
+/** \brief The protocol is done with \p c's peer: its disconnect is no
+ *         failure, and an idle deadline (cfg.attr) that passes before it
+ *         comes closes \p c as done. */
 void rex_svc_conn_peer_done(struct rex_svc_conn *c);
 
 /**

@@ -175,6 +175,7 @@ uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c)
 void rex_svc_conn_peer_done(struct rex_svc_conn *c)
 {
 	c->peer_done = true;
+	c->ac.protocol_done = true; /* an idle deadline now closes it as done */
 }
 
 void rex_svc_close(struct rex_svc_conn *c, bool failed)
