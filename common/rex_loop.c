@@ -4,12 +4,14 @@
  * rex_loop.h). Chapter 05-async's walkthrough shows this file step by step.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* epoll, signalfd, timerfd, sigprocmask under -std=c11 */
+#define _GNU_SOURCE /* epoll, signalfd, timerfd, pthread_sigmask under -std=c11 */
 #endif
 #include "rex_loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,7 @@ struct rex_loop {
 	struct watch *watches;         /* being watched */
 	struct watch *dead;            /* removed this round: freed at its end */
 	struct rex_loop_timer *timers; /* armed, earliest deadline first */
+	struct rex_loop_timer *timers_tail; /* the latest */
 	struct rex_loop_task *tasks, *tasks_tail;
 	uint64_t now_ns;
 	unsigned timer_pass; /* counts the passes of timers_due() */
@@ -188,6 +191,8 @@ static void unlink_timer(struct rex_loop *loop, struct rex_loop_timer *t)
 		loop->timers = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
+	else
+		loop->timers_tail = t->prev;
 	t->prev = t->next = NULL;
 	t->armed = false;
 }
@@ -202,7 +207,7 @@ void rex_loop_timer_init(struct rex_loop_timer *timer, rex_loop_timer_fn fn, voi
 int rex_loop_timer_start_at(struct rex_loop *loop, struct rex_loop_timer *timer,
                             uint64_t deadline_ns)
 {
-	struct rex_loop_timer *after = NULL, *t;
+	struct rex_loop_timer *after;
 
 	if (timer->armed)
 		unlink_timer(loop, timer);
@@ -210,14 +215,19 @@ int rex_loop_timer_start_at(struct rex_loop *loop, struct rex_loop_timer *timer,
 		deadline_ns = 1; /* 0 means "disarmed" to the timerfd */
 	timer->deadline_ns = deadline_ns;
 	timer->pass = loop->timer_pass;
-	/* A sorted list: a connection's deadlines are few and far apart, so
-	 * inserting walks a short way and firing takes the head. */
-	for (t = loop->timers; t && t->deadline_ns <= deadline_ns; t = t->next)
-		after = t;
+	/* A sorted list, walked from its latest end: a new deadline is mostly
+	 * the latest one (now plus a fixed time), so a burst of connections
+	 * that all arm the same timeout inserts each in one step, and one due
+	 * equal to another lands after it. Firing takes the head. */
+	for (after = loop->timers_tail; after && after->deadline_ns > deadline_ns;
+	     after = after->prev)
+		;
 	timer->prev = after;
 	timer->next = after ? after->next : loop->timers;
 	if (timer->next)
 		timer->next->prev = timer;
+	else
+		loop->timers_tail = timer;
 	if (after)
 		after->next = timer;
 	else
@@ -413,14 +423,34 @@ int rex_loop_destroy(struct rex_loop *loop)
 		close_fd(loop->sigfd, "close signalfd", &first);
 		/* Signals that arrived since stay pending, and are delivered
 		 * now, with their old dispositions. */
-		if (sigprocmask(SIG_SETMASK, &loop->old_mask, NULL)) {
-			rex_report_errno("sigprocmask", errno);
+		int err = pthread_sigmask(SIG_SETMASK, &loop->old_mask, NULL);
+
+		if (err) { /* an errno value */
+			rex_report_errno("pthread_sigmask", err);
 			if (!first)
-				first = -errno;
+				first = -err;
 		}
 	}
 	free(loop);
 	return first;
+}
+
+/* The earliest timer has no timerfd behind it when timerfd_settime()
+ * failed (printed then): set it again, and if that fails too, sleep no
+ * longer than until that deadline. No timer is lost to the failure. */
+static int timer_backstop(struct rex_loop *loop, int timeout_ms)
+{
+	uint64_t first, now, ms;
+
+	if (!loop->timers || loop->timerfd_ns == loop->timers->deadline_ns ||
+	    program_timerfd(loop) == 0)
+		return timeout_ms;
+	first = loop->timers->deadline_ns;
+	now = clock_ns();
+	ms = first > now ? (first - now + 999999u) / 1000000u : 0;
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	return timeout_ms >= 0 && timeout_ms < (int)ms ? timeout_ms : (int)ms;
 }
 
 /* [loop-round] */
@@ -434,6 +464,7 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 	/* Queued tasks must not wait behind a sleep. */
 	if (loop->tasks)
 		timeout_ms = 0;
+	timeout_ms = timer_backstop(loop, timeout_ms);
 	n = epoll_wait(loop->epfd, events, MAX_EVENTS, timeout_ms);
 	if (n < 0) {
 		err = errno;
@@ -454,7 +485,9 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 		else if (w->fn) /* NULL: removed by an earlier callback of this round */
 			w->fn(loop, events[i].events, w->arg);
 	}
-	if (timers_ready)
+	/* A timer the timerfd could not be set for is run all the same. */
+	if (timers_ready || (loop->timers && loop->timerfd_ns != loop->timers->deadline_ns &&
+	                     loop->timers->deadline_ns <= loop->now_ns))
 		timers_due(loop, EPOLLIN, NULL);
 	/* Work the callbacks deferred, such as releasing a connection. */
 	run_tasks(loop);
@@ -545,12 +578,14 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
 	for (i = 0; i < count; i++)
 		sigaddset(&mask, signals[i]);
 	/* Blocked, the signals are not delivered the usual way but wait in
-	 * the kernel, where the signalfd reads them. (The mask is inherited by
-	 * threads started later; a thread started earlier must block them too.) */
-	if (sigprocmask(SIG_BLOCK, &mask, &loop->old_mask)) {
-		ret = -errno;
-		rex_report_errno("sigprocmask", errno);
-		return ret;
+	 * the kernel, where the signalfd reads them. The mask is this thread's
+	 * (sigprocmask() is unspecified in a program with threads); threads
+	 * started later inherit it, and one started earlier must block them
+	 * too, or the kernel may deliver a signal to it the usual way. */
+	ret = pthread_sigmask(SIG_BLOCK, &mask, &loop->old_mask); /* an errno value */
+	if (ret) {
+		rex_report_errno("pthread_sigmask", ret);
+		return -ret;
 	}
 	loop->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (loop->sigfd < 0) {
@@ -571,7 +606,7 @@ out_close_signalfd:
 	close(loop->sigfd);
 	loop->sigfd = -1;
 out_restore_mask:
-	sigprocmask(SIG_SETMASK, &loop->old_mask, NULL);
+	pthread_sigmask(SIG_SETMASK, &loop->old_mask, NULL);
 	return ret;
 }
 

@@ -213,7 +213,7 @@ struct rex_loop *rex_loop_create(void);
  * are unblocked (the mask before it is restored): one that arrived and was
  * not read yet is delivered at that moment, with its old disposition (for
  * SIGINT and SIGTERM, by default, the end of the program). Accepts NULL.
- * \return 0, or the negative errno of the first close() or sigprocmask()
+ * \return 0, or the negative errno of the first close() or pthread_sigmask()
  *         that failed (printed; the rest is still released, and \p loop freed).
  */
 int rex_loop_destroy(struct rex_loop *loop);
@@ -395,9 +395,10 @@ void rex_loop_timer_init(struct rex_loop_timer *timer, rex_loop_timer_fn fn, voi
 /**
  * \brief Arm \p timer to fire \p ms milliseconds from now; a timer armed
  *        already is moved to the new deadline.
- * \return 0, or the negative errno of a failing timerfd_settime() (printed;
- *         the timer is armed all the same, and fires no later than the next
- *         timer that does get the timerfd set).
+ * \return 0, or the negative errno of a failing timerfd_settime() (printed).
+ *         The timer is armed all the same and fires on time: each round sets
+ *         the timerfd again, and while that fails, epoll_wait()'s timeout is
+ *         cut to the earliest deadline. A caller may ignore the value.
  */
 int rex_loop_timer_start(struct rex_loop *loop, struct rex_loop_timer *timer, uint64_t ms);
 

@@ -7,8 +7,11 @@
  * or free the memory the timer lives in; a timer its function starts again
  * for a time already gone fires once a round, not forever in one round (05's
  * server once spun so, deaf to SIGINT, when a connection's idle deadline fell
- * between the round's waking and its timers); and in a round where an fd is
- * ready and a timer is due, the fd comes first, and may cancel the timer.
+ * between the round's waking and its timers); in a round where an fd is
+ * ready and a timer is due, the fd comes first, and may cancel the timer;
+ * timers due at the same time fire in the order they were started, and a
+ * burst of them (a connect burst, each arming the same timeout) is armed
+ * in linear time.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -201,6 +204,43 @@ int main(void)
 	CHECK_INT_EQ(rex_loop_remove_fd(loop, r.fds[0]), 0);
 	close(r.fds[0]);
 	close(r.fds[1]);
+
+	/* Equal deadlines fire in the order they were started; one due before
+	 * them, started after them, first. */
+	fired = 0;
+	start = rex_loop_now_ns(loop);
+	for (i = 0; i < 3; i++)
+		CHECK_INT_EQ(rex_loop_timer_start_at(loop, &p[i].timer, start + 3 * MS), 0);
+	CHECK_INT_EQ(rex_loop_timer_start_at(loop, &p[3].timer, start + 2 * MS), 0);
+	run_until(loop, &fired, 4);
+	CHECK_INT_EQ(fired, 4);
+	CHECK_INT_EQ(order[0], 4);
+	CHECK_INT_EQ(order[1], 1);
+	CHECK_INT_EQ(order[2], 2);
+	CHECK_INT_EQ(order[3], 3);
+
+	/* 100,000 timers with one deadline: walked from the head, each would
+	 * pass all the earlier ones (5e9 steps, many seconds); from the tail,
+	 * one step each (milliseconds). 2 s tells the two apart with room. */
+	enum { BURST = 100000 };
+	struct probe *burst = calloc(BURST, sizeof(*burst));
+	CHECK_TRUE(burst != NULL);
+	if (burst) {
+		struct timespec t0, t1;
+		uint64_t deadline = rex_loop_now_ns(loop) + 60000 * (uint64_t)MS;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < BURST; i++) {
+			rex_loop_timer_init(&burst[i].timer, fire, &burst[i]);
+			rex_loop_timer_start_at(loop, &burst[i].timer, deadline);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		CHECK_TRUE((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 <
+		           2000);
+		for (i = 0; i < BURST; i++)
+			rex_loop_timer_cancel(loop, &burst[i].timer);
+		free(burst);
+	}
 
 	/* Armed timers are forgotten, not called, by rex_loop_destroy(). */
 	CHECK_INT_EQ(rex_loop_timer_start(loop, &p[0].timer, 1000), 0);
