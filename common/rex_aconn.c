@@ -94,11 +94,17 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
                                  const struct rex_aconn_queues *q, rex_loop_cq_fn poll)
 {
 	uint32_t sends = q->sends, recvs = q->recvs, sge = q->max_sge ? q->max_sge : 1;
-	int cqe = (int)(sends + recvs); /* room for a completion of every work request */
+	/* Room for a completion of every work request; in 64 bits, where two
+	 * large depths cannot wrap around to a small CQ. */
+	uint64_t cqe = (uint64_t)sends + recvs;
 	int ret;
 
-	if (cqe > dev->attr.max_cqe || (int)sends > dev->attr.max_qp_wr ||
-	    (int)recvs > dev->attr.max_qp_wr || (int)sge > dev->attr.max_sge) {
+	if (sends == 0) { /* the drain's marker is a send */
+		rex_aconn_say(c, "a connection needs room for at least 1 send, not 0");
+		return -EINVAL;
+	}
+	if (cqe > (uint64_t)dev->attr.max_cqe || sends > (uint32_t)dev->attr.max_qp_wr ||
+	    recvs > (uint32_t)dev->attr.max_qp_wr || sge > (uint32_t)dev->attr.max_sge) {
 		rex_aconn_say(c,
 		              "%u sends and %u receives of %u SGEs exceed the device's limits "
 		              "(max_qp_wr %d, max_cqe %d, max_sge %d)",
@@ -115,7 +121,7 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
 	/* The CQ's context is its record for the loop, which finds the
 	 * connection around it when the device's channel says "this CQ". */
 	c->lcq.fn = poll;
-	c->cq = ibv_create_cq(dev->verbs, cqe, &c->lcq, dev->comp_channel, 0);
+	c->cq = ibv_create_cq(dev->verbs, (int)cqe, &c->lcq, dev->comp_channel, 0);
 	if (!c->cq) {
 		ret = -errno;
 		rex_report_errno("ibv_create_cq", errno);
@@ -247,10 +253,17 @@ void rex_aconn_check_drained(struct rex_aconn *c)
 		rex_loop_post(c->loop, &c->release);
 }
 
+static bool is_iwarp(const struct rex_aconn *c)
+{
+	return c->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+}
+
 /* [drain-marker] */
-/* The QP is in the error state (moved there now when move is true): what is posted
- * flushes, and a signalled marker makes sure a completion comes after the
- * last send, signalled or not. */
+/* The QP is stopping: in the error state (moved there now when move is
+ * true), where what is posted flushes, or on iWARP after our
+ * rdma_disconnect(), in SQD, where what is queued still goes out before TCP
+ * closes. A signalled marker makes sure a completion comes after the last
+ * send, signalled or not. */
 static void stop_qp(struct rex_aconn *c, bool move)
 {
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
@@ -270,11 +283,21 @@ static void stop_qp(struct rex_aconn *c, bool move)
 	if (c->sq_done >= c->sq_posted)
 		return;
 	marker.wr_id = rex_wr_id(REX_WR_MARKER, (uint32_t)(c->sq_posted + 1));
-	ret = ibv_post_send(c->qp, &marker, &bad);
-	if (ret == 0)
+	ret = ibv_post_send(c->qp, &marker, &bad); /* an errno value */
+	if (ret == 0) {
 		c->sq_posted++;
-	else
-		c->sq_done = c->sq_posted; /* nothing to wait for then; the QP goes first */
+		return;
+	}
+	/* A QP in SQD may refuse new work: the books are closed when the
+	 * peer's DISCONNECTED comes (settle_iwarp()), within the deadline. */
+	if (c->await_disconnect && is_iwarp(c))
+		return;
+	/* Elsewhere a QP in the error state takes work to flush it: a refusal
+	 * is unexpected, said, and leaves nothing to wait for (the QP goes
+	 * before its memory all the same). */
+	rex_aconn_say(c, "ibv_post_send (the drain's marker): %s: not waiting for %llu sends",
+	              strerror(ret), (unsigned long long)(c->sq_posted - c->sq_done));
+	c->sq_done = c->sq_posted;
 }
 /* [drain-marker] */
 
@@ -295,8 +318,9 @@ void rex_aconn_close(struct rex_aconn *c, bool failed)
 	if (rex_aconn_set_state(c, REX_STATE_DRAINING))
 		return;
 	if (was == REX_STATE_ESTABLISHED && rdma_disconnect(c->id) == 0) {
-		/* The peer gets a disconnect request and our QP is in the error
-		 * state; the peer's answer comes as DISCONNECTED. */
+		/* The peer gets a disconnect request, and our QP is in the error
+		 * state (InfiniBand, RoCE) or in SQD (iWARP: a graceful close,
+		 * docs/iwarp.md); the peer's answer comes as DISCONNECTED. */
 		c->await_disconnect = true;
 		stop_qp(c, false);
 	} else {
@@ -325,7 +349,7 @@ void rex_aconn_take_completions(struct rex_aconn *c)
  * is still outstanding never completes: the books are closed on it. */
 static void settle_iwarp(struct rex_aconn *c)
 {
-	if (!c->qp || c->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
+	if (!c->qp || !is_iwarp(c))
 		return;
 	rex_aconn_take_completions(c);
 	c->recvs_posted = 0;
@@ -373,8 +397,9 @@ static void disconnected(struct rex_aconn *c)
 		c->peer_ended = expected;
 	}
 	/* Nothing answers the peer's request until we call rdma_disconnect()
-	 * (or destroy the id), and the peer waits for that answer. It also
-	 * moves our QP to the error state. */
+	 * (or destroy the id), and the peer waits for that answer. On
+	 * InfiniBand and RoCE it also moves our QP to the error state; on
+	 * iWARP the peer's close has done that already. */
 	if (rdma_disconnect(c->id))
 		rex_report_errno("rdma_disconnect", errno);
 	if (c->state != REX_STATE_DRAINING && c->state != REX_STATE_CLOSED) {

@@ -284,15 +284,17 @@ int rex_aconn_devs_create(struct rex_aconn_devs *devs, struct rex_loop *loop, co
  *        (rex_aconn_devs_release()) once no connection is left, and destroy
  *        the CM channel. Destroy every CM id of yours (a listener) first.
  *        Accepts a zeroed \p devs.
- * \return 0, -EBUSY when connections were not released (the devices are
- *         kept then: the process's end releases them), or the first
+ * \return 0, -EBUSY when connections were not released (the devices and
+ *         the channel are kept then, as the connections' CM ids still use
+ *         the channel: the process's end releases them), or the first
  *         negative errno of the devices' release (printed).
  */
 int rex_aconn_devs_destroy(struct rex_aconn_devs *devs);
 
 /**
- * \brief Server: a CM id on the devs' channel, bound to \p addr (IPv4 text;
- *        NULL: every address) and \p port, listening with room for
+ * \brief Server: a CM id on the devs' channel, bound to \p addr (IPv4 or
+ *        IPv6 text; NULL: every IPv4 address, "::" every IPv6 one) and
+ *        \p port, listening with room for
  *        \p backlog connect requests. They arrive at the devs' cm_fn.
  * \param devs      the set, made by rex_aconn_devs_create().
  * \param addr      the address to bind, or NULL.
@@ -391,7 +393,9 @@ struct rex_aconn_queues {
 
 /**
  * \brief rex_aconn_create_queues() with scatter/gather entries: \p q is
- *        checked against the device's limits (max_qp_wr, max_cqe, max_sge).
+ *        checked against the device's limits (max_qp_wr, max_cqe, max_sge;
+ *        the CQ gets sends + receives entries, counted in 64 bits), and
+ *        needs at least one send (the drain's marker); -EINVAL otherwise.
  *        The QP may get more than asked: ibv_query_qp() says what.
  */
 int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,

@@ -112,15 +112,19 @@ out_destroy_channel:
 
 int rex_aconn_devs_destroy(struct rex_aconn_devs *devs)
 {
-	int ret = -EBUSY;
+	int ret;
 
 	if (devs->watching_cm) {
 		rex_loop_remove_fd(devs->loop, devs->channel->fd);
 		devs->watching_cm = false;
 	}
-	/* A device still used by a connection cannot go: its PD is busy. */
-	if (devs->conns == 0)
-		ret = rex_aconn_devs_release(devs);
+	/* A device still used by a connection cannot go (its PD is busy), nor
+	 * the channel: a connection's CM id sends its commands through the
+	 * channel's fd, and rdma_destroy_id() on a closed channel would use
+	 * freed memory. Both stay; the process's end releases them. */
+	if (devs->conns > 0)
+		return -EBUSY;
+	ret = rex_aconn_devs_release(devs);
 	if (devs->own_channel && devs->channel)
 		rdma_destroy_event_channel(devs->channel);
 	devs->channel = NULL;
@@ -132,8 +136,10 @@ int rex_aconn_devs_destroy(struct rex_aconn_devs *devs)
 int rex_aconn_listen(struct rex_aconn_devs *devs, const char *addr, uint16_t port, int backlog,
                      struct rdma_cm_id **listener)
 {
+	/* An address given may be IPv4 or IPv6; none means every IPv4 one
+	 * (0.0.0.0, as chapter 01's server; give "::" for IPv6). */
 	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
-	                         .ai_family = AF_INET,
+	                         .ai_family = addr ? AF_UNSPEC : AF_INET,
 	                         .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	struct rdma_cm_id *id = NULL;

@@ -144,7 +144,9 @@ int rex_cm_wait_either(struct rdma_event_channel *channel, enum rdma_cm_event_ty
  *        (rdma_destroy_id() waits for every event of its id to be
  *        acknowledged). For event loops; rex_cm_wait() is the blocking kind.
  * \return 1 with \p out filled in, 0 when no event is waiting (EAGAIN), or
- *         a negative errno after printing the failing call.
+ *         a negative errno after printing the failing rdma_get_cm_event(). An
+ *         event whose acknowledgement fails is still returned (the failure
+ *         printed): an event is never dropped.
  */
 int rex_cm_next(struct rdma_event_channel *channel, struct rex_cm_event *out);
 
