@@ -159,7 +159,7 @@ static int handle_recv(struct session *ss, const struct ibv_wc *wc)
 	uint32_t imm = be32toh(wc->imm_data), rkey;
 	bool data;
 
-	if (rex_mw_wc_invalidated(wc, &rkey)) { /* its SEND WITH INVALIDATE */
+	if (rex_mw_wc_invalidated(&ss->mw, wc, &rkey)) { /* its SEND WITH INVALIDATE */
 		if (wc->byte_len == 0)
 			return grant_invalidated(ss, rkey);
 		fprintf(stderr,

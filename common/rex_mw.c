@@ -9,17 +9,38 @@
 
 #include "rex_error.h"
 
+/* Soft-RoCE's vendor id (rxe_param.h: RXE_VENDOR_ID), as ibv_devinfo shows it. */
+#define RXE_VENDOR_ID 0xffffffu
+
 int rex_mw_create(struct rex_mw *w, struct ibv_pd *pd)
 {
+	struct ibv_device_attr attr;
+	int err;
+
 	memset(w, 0, sizeof(*w));
+	err = ibv_query_device(pd->context, &attr); /* an errno value */
+	if (err) {
+		rex_report_errno("ibv_query_device", err);
+		return -err;
+	}
+	/* A type 2B window is bound to one QP: the per-session grant rests on
+	 * it. A device with type 2A only would let any QP of the PD use it. */
+	if (!(attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B)) {
+		rex_errorf("ibv_alloc_mw: %s has no type 2B memory windows "
+		           "(IBV_DEVICE_MEM_WINDOW_TYPE_2B not in its device_cap_flags)",
+		           ibv_get_device_name(pd->context->device));
+		return -EOPNOTSUPP;
+	}
 	w->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (!w->mw) {
-		int err = errno ? errno : EOPNOTSUPP;
-
+		err = errno ? errno : EOPNOTSUPP;
 		rex_report_errno("ibv_alloc_mw (type 2)", err);
 		return -err;
 	}
 	w->rkey = w->mw->rkey;
+	w->inv_flag = IBV_WC_WITH_INV;
+	if (attr.vendor_id == RXE_VENDOR_ID)
+		w->inv_flag |= IBV_WC_IP_CSUM_OK; /* see rex_mw_wc_invalidated() */
 	return 0;
 }
 
@@ -70,10 +91,10 @@ void rex_mw_invalidate_wr(const struct rex_mw *w, struct ibv_send_wr *wr)
 /* [invalidate] */
 
 /* [invalidated] */
-bool rex_mw_wc_invalidated(const struct ibv_wc *wc, uint32_t *rkey)
+bool rex_mw_wc_invalidated(const struct rex_mw *w, const struct ibv_wc *wc, uint32_t *rkey)
 {
-	bool inv = wc->opcode == IBV_WC_RECV &&
-	           (wc->wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK)) != 0;
+	unsigned flag = w->inv_flag ? w->inv_flag : IBV_WC_WITH_INV;
+	bool inv = wc->opcode == IBV_WC_RECV && (wc->wc_flags & flag) != 0;
 
 	if (inv)
 		*rkey = wc->invalidated_rkey;

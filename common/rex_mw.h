@@ -76,14 +76,17 @@ struct rex_mw {
 	uint64_t addr;     /**< what the latest bind covers: first byte */
 	uint64_t length;   /**< and bytes */
 	unsigned access;   /**< and the rights it grants (IBV_ACCESS_REMOTE_*) */
+	unsigned inv_flag; /**< the wc_flags bits that mean "invalidated" on its device */
 };
 
 /**
  * \brief Allocate a type 2 window in \p pd (ibv_alloc_mw()).
  * \param w   filled in; all zero on failure.
  * \param pd  the protection domain of the region and of the QP it will be bound on.
- * \return 0, or a negative errno after naming the call (-EOPNOTSUPP when
- *         the device has no type 2 windows: see its IBV_DEVICE_MEM_WINDOW_TYPE_2B).
+ * \return 0, or a negative errno after naming the call: -EOPNOTSUPP when
+ *         the device has no type 2B windows (IBV_DEVICE_MEM_WINDOW_TYPE_2B in
+ *         its device_cap_flags), which tie a window to the QP it is bound
+ *         on, the property a grant to one peer rests on.
  */
 int rex_mw_create(struct rex_mw *w, struct ibv_pd *pd);
 
@@ -140,12 +143,14 @@ int rex_mw_post_wait(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *w
  *
  * The verbs flag is IBV_WC_WITH_INV. Soft-RoCE (rxe, Linux 6.1) sets the
  * kernel's value of that flag instead (1 << 2), which user space reads as
- * IBV_WC_IP_CSUM_OK: a flag no receive on an RC QP carries otherwise. Both
- * are read as the invalidate here, so the same code works on rxe and NICs.
+ * IBV_WC_IP_CSUM_OK. That bit is read as the invalidate only on rxe (known
+ * by its vendor id, 0xffffff, when the window was created); elsewhere it
+ * means what it says, a checksum, and only IBV_WC_WITH_INV counts.
+ * \param w     the window (a zeroed one: IBV_WC_WITH_INV only).
  * \param wc    a successful receive completion.
  * \param rkey  the key the sender revoked, when it returns true.
  * \return true when \p wc took a SEND WITH INVALIDATE.
  */
-bool rex_mw_wc_invalidated(const struct ibv_wc *wc, uint32_t *rkey);
+bool rex_mw_wc_invalidated(const struct rex_mw *w, const struct ibv_wc *wc, uint32_t *rkey);
 
 #endif /* REX_MW_H */

@@ -3,8 +3,9 @@
  * rex_mw without a device: a bind's work request covers exactly what was
  * asked, with the right asked, under a new key byte each time (the index
  * kept), signalled; an invalidate names the current key; a receive is read
- * as a SEND WITH INVALIDATE by the verbs flag and by rxe's (the kernel's
- * bit), and not otherwise; destroying a window never created is harmless.
+ * as a SEND WITH INVALIDATE by the verbs flag, by rxe's (the kernel's
+ * bit) on a window of an rxe device only, and not otherwise; destroying a window never created is
+ * harmless.
  */
 #include <string.h>
 
@@ -47,15 +48,21 @@ int main(void)
 	wc.opcode = IBV_WC_RECV;
 	wc.invalidated_rkey = k2;
 	wc.wc_flags = IBV_WC_WITH_INV;
-	CHECK_TRUE(rex_mw_wc_invalidated(&wc, &rkey) && rkey == k2);
+	CHECK_TRUE(rex_mw_wc_invalidated(&w, &wc, &rkey) && rkey == k2);
+	/* A window on rxe (rex_mw_create() sets this from the vendor id). */
+	w.inv_flag = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
 	wc.wc_flags = IBV_WC_GRH | IBV_WC_IP_CSUM_OK; /* rxe, Linux 6.1: flags 0x5 */
 	rkey = 0;
-	CHECK_TRUE(rex_mw_wc_invalidated(&wc, &rkey) && rkey == k2);
+	CHECK_TRUE(rex_mw_wc_invalidated(&w, &wc, &rkey) && rkey == k2);
+	/* Any other device: that bit is a checksum, not an invalidate. */
+	w.inv_flag = IBV_WC_WITH_INV;
+	rkey = 0;
+	CHECK_TRUE(!rex_mw_wc_invalidated(&w, &wc, &rkey) && rkey == 0);
 	wc.wc_flags = IBV_WC_GRH | IBV_WC_WITH_IMM; /* a control message */
-	CHECK_TRUE(!rex_mw_wc_invalidated(&wc, &rkey));
+	CHECK_TRUE(!rex_mw_wc_invalidated(&w, &wc, &rkey));
 	wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
 	wc.wc_flags = IBV_WC_WITH_INV;
-	CHECK_TRUE(!rex_mw_wc_invalidated(&wc, &rkey));
+	CHECK_TRUE(!rex_mw_wc_invalidated(&w, &wc, &rkey));
 
 	memset(&w, 0, sizeof(w));
 	CHECK_INT_EQ(rex_mw_destroy(&w), 0);
