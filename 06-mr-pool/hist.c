@@ -60,17 +60,12 @@ uint64_t mp_hist_quantile(const struct mp_hist *h, double p)
 
 double mp_hist_mean(const struct mp_hist *h)
 {
-	return h->n ? h->sum / (double)h->n : 0;
+	return h->n ? h->mean : 0;
 }
 
 double mp_hist_stdev(const struct mp_hist *h)
 {
-	double mean = mp_hist_mean(h), var;
-
-	if (h->n == 0)
-		return 0;
-	var = h->sumsq / (double)h->n - mean * mean;
-	return var > 0 ? sqrt(var) : 0;
+	return h->n ? sqrt(h->m2 / (double)h->n) : 0;
 }
 
 void mp_hist_json(FILE *f, const struct mp_hist *h, unsigned scale)

@@ -36,7 +36,7 @@
 struct mp_hist {
 	uint64_t n;        /**< values added */
 	uint64_t min, max; /**< exact, in ns (0 when n is 0) */
-	double sum, sumsq; /**< for the mean and the deviation */
+	double mean, m2;   /**< Welford's running mean and sum of squared deviations */
 	uint64_t count[MP_HIST_BUCKETS];
 };
 
@@ -58,8 +58,11 @@ static inline void mp_hist_add(struct mp_hist *h, uint64_t v)
 	if (v > h->max)
 		h->max = v;
 	h->n++;
-	h->sum += (double)v;
-	h->sumsq += (double)v * (double)v;
+	/* Welford's update: E[x^2] - E[x]^2 in doubles loses every digit of a
+	 * small spread around a large mean (16-digit squares of 10-digit ns). */
+	double delta = (double)v - h->mean;
+	h->mean += delta / (double)h->n;
+	h->m2 += delta * ((double)v - h->mean);
 }
 
 /**

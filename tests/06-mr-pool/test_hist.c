@@ -65,6 +65,14 @@ int main(void)
 	CHECK_INT_EQ(mp_hist_quantile(h, 1.0), 1999);
 	CHECK_INT_EQ(mp_hist_quantile(h, 0.0001), 1007); /* rank 1: 1000, in [1000, 1007] */
 
+	/* A spread of 1 ns around 10 s: deviation 0.5 exactly. Summing squares
+	 * (10^20 each, where a double's step is 16384) gave 0 or noise. */
+	mp_hist_reset(h);
+	for (v = 0; v < 100000; v++)
+		mp_hist_add(h, 10000000000ull + (v & 1));
+	CHECK_INT_EQ((long long)(mp_hist_stdev(h) * 1000 + 0.5), 500);
+	CHECK_INT_EQ((long long)(mp_hist_mean(h) * 10), 100000000005ll);
+
 	/* The maximum caps a quantile: one value of 5000, in [4992, 5055]. */
 	mp_hist_reset(h);
 	mp_hist_add(h, 5000);
