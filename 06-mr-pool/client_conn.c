@@ -265,7 +265,7 @@ static bool connected(struct client *cl)
 int connect_all(struct client *cl)
 {
 	struct addrinfo hints = {
-	    .ai_flags = AI_NUMERICSERV, .ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+	    .ai_flags = AI_NUMERICSERV, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	char port[8];
 	unsigned i;
 	int ret;

@@ -469,7 +469,7 @@ static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev,
 int rex_svc_dial(struct rex_svc *s, const char *addr, uint16_t port, const void *pdata, size_t len,
                  void *user)
 {
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
 	struct rdma_cm_id *id;
 	struct rex_svc_conn *c;
 	char service[8];

@@ -239,8 +239,9 @@ int rex_svc_release_all(struct rex_svc *svc, struct rex_loop *loop);
 void *rex_svc_user(const struct rex_svc *svc);
 
 /**
- * \brief Serve on \p addr (IPv4 text; NULL: every address) and \p port:
- *        connect requests go to ops.request().
+ * \brief Serve on \p addr (IPv4 or IPv6 text; NULL: every IPv4 address,
+ *        "::" every IPv6 one) and \p port: connect requests go to
+ *        ops.request().
  * \return 0, or a negative errno (printed).
  */
 int rex_svc_serve(struct rex_svc *svc, const char *addr, uint16_t port);
