@@ -494,6 +494,9 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 		rex_aconn_say(c, "its device went away");
 		c->cq_dead = true;
 		ret = -ENODEV;
+		/* Every connection on it goes, and then the device's entry. */
+		if (c->dev)
+			rex_aconn_dev_lost(c->dev, "RDMA_CM_EVENT_DEVICE_REMOVAL");
 		break;
 	default:
 		break; /* TIMEWAIT_EXIT, ADDR_CHANGE...: nothing to do */
@@ -589,6 +592,7 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 static void release(struct rex_loop *loop, void *arg)
 {
 	struct rex_aconn *c = arg;
+	struct rex_aconn_dev *dev = c->dev;
 	int ret;
 
 	rex_loop_timer_cancel(loop, &c->deadline);
@@ -629,5 +633,8 @@ static void release(struct rex_loop *loop, void *arg)
 	c->devs->conns--;
 	/* The program's buffers, and its structure: nothing uses them now. */
 	c->ops->released(c);
+	/* The last connection of a lost device: the device goes too. */
+	if (dev)
+		rex_aconn_dev_conn_gone(dev);
 }
 /* [release] */

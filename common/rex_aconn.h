@@ -81,6 +81,17 @@
  * does; the helper allocates the one all memory is registered in
  * (dev->pd), which lives as long as the device set, not as long as some id.
  *
+ * **A device that goes away** (`rdma link delete`, a reset, hot unplug) is
+ * noticed by IBV_EVENT_DEVICE_FATAL, by an error reading its async fd or
+ * completion channel, or by a connection's RDMA_CM_EVENT_DEVICE_REMOVAL
+ * (all Soft-RoCE gives). The loop stops watching its fds (no spinning), one
+ * line says so, its connections close without waiting for flushes, and
+ * when the last is released the device's entry goes: dev_release(), its
+ * channel, its PD, and librdmacm's hold on it, so that the kernel's removal
+ * can finish while the program runs on. A server listening on every address
+ * serves the device again when it comes back (a new entry). A server bound
+ * to the device's address loses its listener (rex_svc: listener_lost).
+ *
  * Failures are printed (rex_error) before a function returns, each line
  * starting with the program's name; functions return 0 or a negative
  * errno. Nothing exits the program.
@@ -201,6 +212,7 @@ struct rex_aconn_dev {
 	void *user;                            /**< the program's (06: its memory pool) */
 	bool watching_channel;                 /**< the loop watches the completion channel */
 	bool watching_async;                   /**< the loop watches the async fd */
+	bool lost;                             /**< gone: released with its last connection */
 	struct rex_aconn_devs *devs;           /**< the set it belongs to */
 	struct rex_aconn *conns;               /**< its connections (device-wide events) */
 	struct rex_aconn_dev *next;            /**< the set's next device */
@@ -218,7 +230,8 @@ struct rex_aconn_devs {
 	bool watching_cm;                   /**< the loop watches the channel */
 	bool own_channel;                   /**< made by rex_aconn_devs_create() */
 	unsigned conns;                     /**< connections not released yet */
-	/** Called before a device's PD is released, to release what dev->user
+	/** Called before a device's PD is released (at the end, or when the
+	 *  device was lost and its last connection went), to release what dev->user
 	 *  holds (memory registered in the PD), and only for a device whose
 	 *  user the program set: a device that never got one has nothing of the
 	 *  program's. 0 or a negative errno (printed); on failure the PD is

@@ -246,7 +246,7 @@ struct rex_aconn_dev *rex_aconn_dev_get(struct rex_aconn_devs *devs, struct ibv_
 	int ret;
 
 	for (dev = devs->first; dev; dev = dev->next)
-		if (dev->verbs == verbs)
+		if (dev->verbs == verbs && !dev->lost)
 			return dev;
 	/* First connection on this device: one PD for all its memory, one
 	 * completion channel for all its CQs, and its asynchronous events;
@@ -311,13 +311,103 @@ int rex_aconn_devs_release(struct rex_aconn_devs *devs)
 
 /* --- device events --------------------------------------------------------- */
 
+/* [device-lost] */
+void rex_aconn_dev_lost(struct rex_aconn_dev *dev, const char *why)
+{
+	struct rex_aconn_devs *devs = dev->devs;
+	struct rex_aconn *c, *next;
+	unsigned n = 0;
+
+	if (dev->lost)
+		return; /* said once; its connections are closing already */
+	dev->lost = true;
+	/* Its fds may now report an error at every look, for ever: stop
+	 * watching them, or the loop spins. */
+	if (dev->watching_async)
+		rex_loop_remove_fd(devs->loop, dev->verbs->async_fd);
+	if (dev->watching_channel)
+		rex_loop_remove_fd(devs->loop, dev->comp_channel->fd);
+	dev->watching_async = dev->watching_channel = false;
+	for (c = dev->conns; c; c = c->dev_next)
+		n++;
+	if (n)
+		rex_errorf(
+		    "%s: device %s lost (%s): closing its %u connection%s, then releasing it",
+		    devs->who, ibv_get_device_name(dev->verbs->device), why, n, n == 1 ? "" : "s");
+	else
+		rex_errorf("%s: device %s lost (%s): releasing it", devs->who,
+		           ibv_get_device_name(dev->verbs->device), why);
+	/* Nothing will flush on it: release each without waiting. */
+	for (c = dev->conns; c; c = next) {
+		next = c->dev_next;
+		c->cq_dead = true;
+		rex_aconn_close(c, true);
+		rex_aconn_check_drained(c);
+	}
+	if (!dev->conns)
+		rex_aconn_dev_conn_gone(dev);
+}
+
+/* Whether the device is still in the system's list. Soft-RoCE's removal
+ * says nothing to an id already destroyed, nor on the async fd: a server
+ * whose clients left first (their own device went) hears of it only so. */
+static bool device_listed(const struct ibv_device *device)
+{
+	struct ibv_device **list;
+	bool found = false;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return true; /* cannot tell: keep it */
+	for (i = 0; i < n && !found; i++)
+		found = list[i] == device; /* a device added again is a new one */
+	ibv_free_device_list(list);
+	return found;
+}
+
+void rex_aconn_dev_conn_gone(struct rex_aconn_dev *dev)
+{
+	struct rex_aconn_devs *devs = dev->devs;
+	struct rex_aconn_dev **p;
+	struct ibv_context **list;
+	char name[IBV_SYSFS_NAME_MAX];
+
+	if (dev->conns)
+		return;
+	/* Its last connection went: is the device itself still there? If not,
+	 * rex_aconn_dev_lost() says so and comes back here to release it. */
+	if (!dev->lost) {
+		if (!device_listed(dev->verbs->device))
+			rex_aconn_dev_lost(dev, "no longer listed");
+		return;
+	}
+	for (p = &devs->first; *p && *p != dev; p = &(*p)->next)
+		;
+	if (*p)
+		*p = dev->next;
+	snprintf(name, sizeof(name), "%s", ibv_get_device_name(dev->verbs->device));
+	/* The program's memory on it (06: its pool), its channel, its PD. */
+	if (device_release(devs, dev) == 0)
+		rex_errorf("%s: device %s released: no connection, memory or PD of ours left on it",
+		           devs->who, name);
+	/* librdmacm holds the device open until it notices, on its next look
+	 * at the device list, that the device is gone and no id uses it; the
+	 * kernel's removal waits for that close. Look now. (With no device
+	 * left at all, librdmacm keeps it until one appears.) */
+	list = rdma_get_devices(NULL);
+	if (list)
+		rdma_free_devices(list);
+}
+/* [device-lost] */
+
 /* [async-event] */
 void rex_aconn_async_event(struct rex_loop *loop, const struct ibv_async_event *event, void *arg)
 {
 	struct rex_aconn_dev *dev = arg;
 	const char *who = dev->devs->who;
 	const char *name = ibv_event_type_str(event->event_type);
-	struct rex_aconn *c, *next;
+	struct rex_aconn *c;
 
 	(void)loop;
 	switch (event->event_type) {
@@ -348,15 +438,9 @@ void rex_aconn_async_event(struct rex_loop *loop, const struct ibv_async_event *
 		           event->element.port_num);
 		break;
 	case IBV_EVENT_DEVICE_FATAL:
-		/* Nothing on this device works any more, nothing will flush. */
-		rex_errorf("%s: %s on %s: closing its connections", who, name,
-		           ibv_get_device_name(dev->verbs->device));
-		for (c = dev->conns; c; c = next) {
-			next = c->dev_next;
-			c->cq_dead = true;
-			rex_aconn_close(c, true);
-			rex_aconn_check_drained(c);
-		}
+		/* Nothing on this device works any more, nothing will flush
+		 * (also what rex_loop says when reading the async fd fails). */
+		rex_aconn_dev_lost(dev, name);
 		break;
 	default:
 		rex_errorf("%s: %s on %s", who, name, ibv_get_device_name(dev->verbs->device));

@@ -23,4 +23,12 @@ struct rex_aconn *rex_aconn_of_lcq(struct rex_loop_cq *lcq);
  * disconnect was answered: post its release. */
 void rex_aconn_check_drained(struct rex_aconn *c);
 
+/* The device is gone (DEVICE_FATAL, a CM DEVICE_REMOVAL, an fd that fails):
+ * stop watching it, say so once, close its connections; its entry goes
+ * when the last of them is released (rex_aconn_dev_conn_gone()). */
+void rex_aconn_dev_lost(struct rex_aconn_dev *dev, const char *why);
+
+/* A connection of \p dev was released: a lost device with none left goes. */
+void rex_aconn_dev_conn_gone(struct rex_aconn_dev *dev);
+
 #endif /* REX_ACONN_PRIV_H */

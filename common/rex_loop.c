@@ -612,6 +612,20 @@ out_restore_mask:
 
 /* --- asynchronous events -------------------------------------------------- */
 
+/* Reading a device's async fd failed (the device is gone, or reset): it
+ * may be readable for ever now. Stop watching it, and tell the handler
+ * the device is dead, as the kernel's own event would. */
+static void async_fd_failed(struct rex_loop *loop, struct watch *w, int err)
+{
+	struct ibv_async_event fatal = {.event_type = IBV_EVENT_DEVICE_FATAL};
+	rex_loop_async_fn fn = w->async_fn;
+	void *arg = w->user_arg;
+
+	rex_report_errno("ibv_get_async_event", err);
+	rex_loop_remove_fd(loop, w->fd); /* w stays readable until the round ends */
+	fn(loop, &fatal, arg);
+}
+
 /* [async-events] */
 static void async_events(struct rex_loop *loop, uint32_t events, void *arg)
 {
@@ -623,7 +637,7 @@ static void async_events(struct rex_loop *loop, uint32_t events, void *arg)
 	for (taken = 0; taken < REX_LOOP_BUDGET; taken++) {
 		if (ibv_get_async_event(w->context, &event)) {
 			if (errno != EAGAIN)
-				rex_report_errno("ibv_get_async_event", errno);
+				async_fd_failed(loop, w, errno);
 			return;
 		}
 		/* Copy, acknowledge, then act: the handler may destroy the

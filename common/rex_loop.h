@@ -336,7 +336,9 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
  *
  * Every CQ made with this channel must have a ::rex_loop_cq as its
  * cq_context. Remove the channel with rex_loop_remove_fd(loop, channel->fd)
- * before ibv_destroy_comp_channel().
+ * before ibv_destroy_comp_channel() (-ENOENT, harmless, if the loop did).
+ * An error reading it (not EAGAIN: a device gone) is printed once and the
+ * loop stops watching it, rather than spin on an fd that stays readable.
  * \param loop     the loop.
  * \param channel  the channel; it stays the caller's.
  * \return as rex_loop_add_fd().
@@ -373,8 +375,11 @@ void rex_loop_cq_ack(struct rex_loop_cq *lcq);
  * The events that matter most to a connection: IBV_EVENT_QP_FATAL (its QP is
  * in the error state), IBV_EVENT_CQ_ERR (its CQ overran and is dead),
  * IBV_EVENT_PORT_ERR (the link went down), IBV_EVENT_DEVICE_FATAL (the
- * device is gone). ibv_event_type_str() names them.
- * Remove it with rex_loop_remove_fd(loop, context->async_fd).
+ * device is gone). ibv_event_type_str() names them. An error reading the
+ * fd (not EAGAIN: a device gone, or reset) is printed, the loop stops
+ * watching the fd, and \p fn gets IBV_EVENT_DEVICE_FATAL, as from the device.
+ * Remove it with rex_loop_remove_fd(loop, context->async_fd) (-ENOENT,
+ * harmless, after such an error).
  * \param loop     the loop.
  * \param context  the device, e.g. a CM id's `verbs`; it stays the caller's.
  * \param fn       called with each event.

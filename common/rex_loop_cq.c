@@ -56,8 +56,13 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 	 * once per arming. */
 	for (taken = 0; taken < REX_LOOP_BUDGET; taken++) {
 		if (ibv_get_cq_event(channel, &cq, &context)) {
-			if (errno != EAGAIN)
+			if (errno != EAGAIN) {
+				/* A lost device: the fd may stay readable for ever.
+				 * Stop watching it rather than spin; the device's
+				 * async fd or the CM says what happened. */
 				rex_report_errno("ibv_get_cq_event", errno);
+				rex_loop_remove_fd(loop, channel->fd);
+			}
 			return;
 		}
 		struct rex_loop_cq *lcq = context;

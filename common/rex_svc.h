@@ -198,7 +198,8 @@ struct rex_svc_ops {
 	void (*closed)(struct rex_svc_conn *c, enum rex_svc_why why);
 	/** rex_svc_stop() was called and the last connection is closed. */
 	void (*stopped)(struct rex_svc *svc);
-	/** A device's PD is about to go (rex_svc_destroy()): deregister what
+	/** A device's PD is about to go (rex_svc_destroy(), or the device was
+	 *  lost and its last connection released): deregister what
 	 *  the program registered in it, kept in \p dev_user
 	 *  (rex_svc_conn_set_dev_user()); called only when that is set.
 	 *  Nonzero: it could not (rex_svc_destroy() fails). */

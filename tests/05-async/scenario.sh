@@ -37,10 +37,15 @@ addr=$RDMA_LAB_ADDR
 dir=$(mktemp -d "${TMPDIR:-/tmp}/05-async.XXXXXX")
 declare -A pid=()   # program name -> pid, while it may still run
 failed=0
+restore=() # commands that put the lab's devices back, run at the end
 cleanup() {
-	local name
+	local name cmd
 	for name in "${!pid[@]}"; do
 		kill -KILL "${pid[$name]}" 2>/dev/null
+	done
+	for cmd in "${restore[@]}"; do
+		echo "restore: $cmd"
+		$cmd || echo "restore failed: $cmd"
 	done
 	# One process for all the outputs: in the lab's emulated VM every
 	# process started costs a good fraction of a second.
@@ -443,6 +448,91 @@ scenario_client_sigint() {
 	lacks busy "differs|bad message|unexpected"
 	stop_server INT
 	expect server "^server: done: 4 connections served, 4 failed, 0 rejected; "
+}
+
+# cpu_ticks PID: the CPU time PID has used (user + system), in clock ticks,
+# in $ticks.
+ticks=0
+cpu_ticks() {
+	local line rest
+	read -r line <"/proc/$1/stat"
+	rest=${line##*) } # after the command's name, which may hold spaces
+	read -r -a f <<<"$rest"
+	ticks=$((f[11] + f[12])) # utime and stime: fields 14 and 15 of stat
+}
+
+# rdma link delete rxe0 under a server listening on every address, with a
+# client of 4 connections in the middle of its run (issue 33, item 2). The
+# server closes them and releases the device, so the deletion finishes while
+# it runs (it used to wait for the server's end); it says so once, does not
+# spin while the device is gone, and serves the device again once it is
+# added back. A spare device (rxe on a dummy interface of its own) stays
+# throughout: with no device at all, librdmacm keeps its hold on the
+# deleted one until one appears (see rex_aconn.h).
+scenario_device_lost() {
+	local link netdev t0 ms before
+	link=$(rdma link show rxe0/1)
+	[[ $link =~ netdev\ ([^ ]+) ]] || { fail "no netdev in '$link'"; return; }
+	netdev=${BASH_REMATCH[1]}
+	ip link add rexspare type dummy && ip link set rexspare up &&
+		rdma link add rxespare type rxe netdev rexspare ||
+		{ fail "could not add the spare device"; return; }
+	restore+=("ip link delete rexspare")
+	start server "$bin/05-async-server" -p "$port" # every address
+	wait_line server '^server: listening on 0.0.0.0 port' 30 || return
+	client c1 -q 4 -w 4 -n 1000000
+	wait_line c1 "^client: 4 connections established" 60 || return
+	sleep 0.5
+	echo "rdma link delete rxe0 (netdev $netdev)"
+	now_ms
+	t0=$now_ms
+	# In the background: the kernel's removal waits, unkillable, for every
+	# process to let the device go; a server that holds it blocks it.
+	start delete rdma link delete rxe0
+	restore=("rdma link add rxe0 type rxe netdev $netdev" "${restore[@]}")
+	ms=0
+	while kill -0 "${pid[delete]}" 2>/dev/null && [ "$ms" -lt 20000 ]; do
+		sleep 0.1
+		ms=$((ms + 100))
+	done
+	if kill -0 "${pid[delete]}" 2>/dev/null; then
+		fail "rdma link delete rxe0 still waits after 20 s: the server holds the device"
+		kill -KILL "${pid[server]}" # lets it finish, for the restore
+		finish delete 0 60
+		return
+	fi
+	now_ms
+	finish delete 0 1
+	echo "rdma link delete rxe0: done $((now_ms - t0)) ms after it started"
+	wait_line server "^05-async-server: server: device rxe0 lost \\([a-zA-Z_ ]+\\): (closing its [0-9]+ connections?, then )?releasing it$" 10
+	wait_line server "^05-async-server: server: device rxe0 released: no connection, memory or PD of ours left on it$" 10
+	finish c1 1 20
+	expect c1 "^client: done: 4 connections, 4 failed$"
+	# While the device is gone: the server's CPU time over 3 s (a loop
+	# spinning on a dead fd would use all of it, 300 ticks).
+	cpu_ticks "${pid[server]}"
+	before=$ticks
+	sleep 3
+	cpu_ticks "${pid[server]}"
+	echo "the server used $((ticks - before)) ticks of CPU in 3 s with rxe0 gone"
+	[ $((ticks - before)) -le 30 ] || fail "the server used $((ticks - before)) ticks in 3 s: spinning?"
+	count server "device rxe0 lost"
+	[ "$count" -eq 1 ] || fail "server: the loss said $count times, not once"
+	# Back, on the same interface and address: served again.
+	rdma link add rxe0 type rxe netdev "$netdev" || { fail "rdma link add rxe0 failed"; return; }
+	restore=("${restore[@]:1}")
+	ms=0
+	until [[ $(rdma link show rxe0/1) =~ state\ ACTIVE ]]; do
+		[ "$ms" -lt 10000 ] || { fail "rxe0 not ACTIVE 10 s after it was added"; return; }
+		sleep 0.2
+		ms=$((ms + 200))
+	done
+	client c2 -q 2 -w 2 -n 100
+	finish c2 0 60
+	expect c2 "^client: 200 echoes of 64 bytes intact" "^client: done: 2 connections, 0 failed$"
+	stop_server INT
+	expect server "^server: done: 6 connections served, 4 failed, 0 rejected; "
+	rdma link delete rxespare || fail "rdma link delete rxespare failed"
 }
 
 if ! declare -F "scenario_$scenario" >/dev/null; then
