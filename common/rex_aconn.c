@@ -93,22 +93,20 @@ int rex_aconn_create_queues(struct rex_aconn *c, struct rex_aconn_dev *dev, uint
 int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
                                  const struct rex_aconn_queues *q, rex_loop_cq_fn poll)
 {
-	uint32_t sends = q->sends, recvs = q->recvs, sge = q->max_sge ? q->max_sge : 1;
-	/* Room for a completion of every work request; in 64 bits, where two
-	 * large depths cannot wrap around to a small CQ. */
-	uint64_t cqe = (uint64_t)sends + recvs;
+	uint32_t recvs = q->recvs, sge = q->max_sge ? q->max_sge : 1;
+	/* One send more than asked: the drain's marker has a slot of its own,
+	 * so a send queue the program filled still takes it. In 64 bits, where
+	 * large depths cannot wrap around to a small queue. */
+	uint64_t sends = (uint64_t)q->sends + 1;
+	uint64_t cqe = sends + recvs; /* room for a completion of every work request */
 	int ret;
 
-	if (sends == 0) { /* the drain's marker is a send */
-		rex_aconn_say(c, "a connection needs room for at least 1 send, not 0");
-		return -EINVAL;
-	}
 	if (cqe > (uint64_t)dev->attr.max_cqe || sends > (uint32_t)dev->attr.max_qp_wr ||
 	    recvs > (uint32_t)dev->attr.max_qp_wr || sge > (uint32_t)dev->attr.max_sge) {
 		rex_aconn_say(c,
-		              "%u sends and %u receives of %u SGEs exceed the device's limits "
-		              "(max_qp_wr %d, max_cqe %d, max_sge %d)",
-		              sends, recvs, sge, dev->attr.max_qp_wr, dev->attr.max_cqe,
+		              "%u sends (and the drain's marker) and %u receives of %u SGEs exceed "
+		              "the device's limits (max_qp_wr %d, max_cqe %d, max_sge %d)",
+		              q->sends, recvs, sge, dev->attr.max_qp_wr, dev->attr.max_cqe,
 		              dev->attr.max_sge);
 		return -EINVAL;
 	}
@@ -139,7 +137,7 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
 	    .qp_type = IBV_QPT_RC,
 	    /* Selective signalling: a send completes silently unless flagged. */
 	    .sq_sig_all = 0,
-	    .cap = {.max_send_wr = sends,
+	    .cap = {.max_send_wr = (uint32_t)sends,
 	            .max_recv_wr = recvs,
 	            .max_send_sge = sge,
 	            .max_recv_sge = sge,
@@ -458,7 +456,7 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 	int ret = 0;
 
 	if ((c->state == REX_STATE_DRAINING || c->state == REX_STATE_CLOSED) &&
-	    ev->type != RDMA_CM_EVENT_DISCONNECTED)
+	    ev->type != RDMA_CM_EVENT_DISCONNECTED && ev->type != RDMA_CM_EVENT_DEVICE_REMOVAL)
 		return; /* closing already: what else comes changes nothing */
 	switch (ev->type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -491,9 +489,18 @@ void rex_aconn_cm_event(struct rex_aconn *c, const struct rex_cm_event *ev)
 		ret = -EIO;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rex_aconn_say(c, "its device went away");
+		/* Closing or not, nothing more comes from a device that is gone:
+		 * no flush, no answer to our disconnect. */
+		if (c->state == REX_STATE_CLOSED)
+			break;
 		c->cq_dead = true;
-		ret = -ENODEV;
+		c->await_disconnect = false;
+		if (c->state == REX_STATE_DRAINING) {
+			rex_aconn_check_drained(c);
+		} else {
+			rex_aconn_say(c, "its device went away");
+			ret = -ENODEV;
+		}
 		/* Every connection on it goes, and then the device's entry. */
 		if (c->dev)
 			rex_aconn_dev_lost(c->dev, "RDMA_CM_EVENT_DEVICE_REMOVAL");

@@ -407,8 +407,9 @@ struct rex_aconn_queues {
 /**
  * \brief rex_aconn_create_queues() with scatter/gather entries: \p q is
  *        checked against the device's limits (max_qp_wr, max_cqe, max_sge;
- *        the CQ gets sends + receives entries, counted in 64 bits), and
- *        needs at least one send (the drain's marker); -EINVAL otherwise.
+ *        counted in 64 bits); -EINVAL otherwise. The QP gets one send more
+ *        than asked, the drain's marker's own slot, and the CQ an entry
+ *        for every work request: sends + 1 + receives.
  *        The QP may get more than asked: ibv_query_qp() says what.
  */
 int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,

@@ -337,11 +337,13 @@ void rex_aconn_dev_lost(struct rex_aconn_dev *dev, const char *why)
 	else
 		rex_errorf("%s: device %s lost (%s): releasing it", devs->who,
 		           ibv_get_device_name(dev->verbs->device), why);
-	/* Nothing will flush on it: release each without waiting. */
+	/* Nothing will flush on it, nor answer a disconnect: release each
+	 * without waiting (a connection draining already too). */
 	for (c = dev->conns; c; c = next) {
 		next = c->dev_next;
 		c->cq_dead = true;
 		rex_aconn_close(c, true);
+		c->await_disconnect = false;
 		rex_aconn_check_drained(c);
 	}
 	if (!dev->conns)
