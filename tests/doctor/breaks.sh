@@ -23,6 +23,8 @@
 #   memlock_06 as nobody with ulimit -l 8192, Debian's default: a warning
 #   access     /dev/infiniband/rdma_cm mode 600, as nobody
 #   firewall   a tc filter dropping UDP 4791 on dummy0's ingress
+#   firewall_policy  an input policy of drop (nft, a stand-in: the VM's
+#              kernel has no nf_tables), with ufw active and without
 #   link_down  dummy0 down: rxe0's port leaves ACTIVE
 #   address    dummy0 without its IPv4 address
 #   device     rxe0 deleted (rdma link delete)
@@ -156,6 +158,38 @@ expect_fix "tc filter del dev dummy0 ingress pref 1" "as root"
 apply_fix
 healthy_again
 tc qdisc del dev dummy0 clsact
+
+# An input policy that drops by default with nothing accepting UDP 4791, as
+# ufw and firewalld set one up. The VM's kernel has no nf_tables, so nft is
+# a stand-in that lists such a ruleset: what is tested is the doctor's
+# reading of it, its warning and its fix (nft's own rule; ufw's when ufw is
+# active). A ruleset that accepts 4791 in that chain is ok.
+stand=$(mktemp -d)
+cat >"$stand/nft" <<'STAND'
+#!/bin/sh
+[ -n "${REX_STAND_ACCEPT:-}" ] && rule='		udp dport 4791 accept' || rule='		iif "lo" accept'
+printf '%s\n' 'table inet filter {' '	chain input {' \
+	'		type filter hook input priority filter; policy drop;' "$rule" '	}' '}'
+STAND
+printf '#!/bin/sh\necho "Status: active"\n' >"$stand/ufw"
+chmod +x "$stand/nft" "$stand/ufw"
+case_name=firewall_policy
+out=$(PATH="$stand:$PATH" "$doctor" --no-pair 2>&1)
+code=$?
+printf '%s\n' "$out" | sed "s/^/  $case_name | /"
+[ "$code" -eq 3 ] || fail "$case_name: exit $code, not 3"
+expect warn firewall "input is dropped by default (nftables: inet filter input) and no rule accepts UDP 4791: RoCEv2 from other machines is dropped, unless a broader rule accepts them"
+expect_fix "ufw allow 4791/udp" "as root"
+rm "$stand/ufw"
+out=$(PATH="$stand:$PATH" "$doctor" --no-pair 2>&1)
+printf '%s\n' "$out" | sed "s/^/  $case_name | /"
+expect_fix "nft insert rule inet filter input udp dport 4791 accept" "as root"
+out=$(PATH="$stand:$PATH" REX_STAND_ACCEPT=1 "$doctor" --no-pair 2>&1)
+code=$?
+printf '%s\n' "$out" | sed "s/^/  $case_name | /"
+[ "$code" -eq 0 ] || fail "$case_name: with 4791 accepted, exit $code, not 0"
+expect ok firewall "no rule drops UDP 4791 (nftables, iptables, tc on dummy0)"
+rm -r "$stand"
 
 ip link set dummy0 down
 run link_down 1 --no-pair
