@@ -42,6 +42,14 @@
 #                   runs out (ENDED 1), is refused; a client whose run
 #                   outlasts the lease fails (exit 1) naming why, and the
 #                   server, which keeps serving, holds no QP afterwards
+#   hostile         hostile peers of the control protocol (grant-client):
+#                   one that quits at each step (connected, START sent,
+#                   READY read, WRITE posted, DONE sent, RESULT read, END
+#                   sent), one that sends END twice, and two that go silent
+#                   (before START, after READY) while an honest client is
+#                   served; the silent ones are dropped by the server's
+#                   probes, and afterwards the server holds no QP or CQ and
+#                   serves another client
 #
 # Exit 0 pass, 1 fail, 77 skipped (no RDMA_LAB_ADDR), unless
 # REX_REQUIRE_RDMA=1.
@@ -110,6 +118,17 @@ grant() {
 		>"$dir/grant-$what.out" 2>&1
 	code=$?
 	[ $code -eq "$expect" ] || fail "grant-client $what: exit $code, expected $expect"
+}
+
+# hostile NAME EXPECTED_EXIT ARGS...: grant-client as a hostile peer, output in
+# NAME.out.
+hostile() {
+	local name=$1 expect=$2 code
+	shift 2
+	timeout 90 "$bin/../tests/06-mr-pool-grant-client" -a "$addr" -p "$port" "$@" \
+		>"$dir/$name.out" 2>&1
+	code=$?
+	[ $code -eq "$expect" ] || fail "grant-client $name: exit $code, expected $expect"
 }
 
 # held KIND N: the server holds N objects of this kind (rdma resource show),
@@ -350,6 +369,35 @@ grant_lease)
 	held qp 0
 	stop_server
 	grep -q 'lease of 1000 ms ran out: revoking rkey' "$dir/server.out" || fail "server: no lease line"
+	;;
+hostile)
+	start_server -s 64K
+	for step in hello start ready write done result end; do
+		hostile "quit-$step" 0 --quit-at "$step"
+		has "quit-$step" "^grant-client: quit at $step$"
+	done
+	hostile end-twice 0 --end-twice
+	has end-twice '^grant-client: end-twice: the server ended the session$'
+	has server '^server: connection [0-9]+ from .*: END twice$'
+	hostile silent-hello 0 --silent-at hello &
+	s1=$!
+	hostile silent-ready 0 --silent-at ready &
+	s2=$!
+	sleep 1
+	client honest 0 -o write -s 4K -n 100
+	has honest '^client: data verified'
+	wait $s1
+	wait $s2
+	for step in hello ready; do
+		has "silent-$step" "^grant-client: silent at $step: the server disconnected us after [0-9]+ ms$"
+	done
+	n=$(grep -cE '^server: .*silent for [0-9]+ probes \([0-9]+ ms each\): dropped' "$dir/server.out")
+	[ "$n" -eq 2 ] || fail "server: $n sessions dropped for silence, expected 2"
+	held qp 0
+	held cq 0
+	client after 0 -o write -s 4K -n 100
+	has after '^client: data verified'
+	stop_server
 	;;
 *)
 	echo "unknown scenario $scenario"

@@ -23,6 +23,23 @@
  *   --case write       it asks for a READ session instead (a window of remote
  *                      read only), then WRITES 8 bytes through it
  *
+ * Or, instead of a case, a peer that misbehaves in the control protocol
+ * itself (issue 33's hostile peers), at one STEP of its honest run:
+ *
+ *   --quit-at STEP     disconnects there and exits 0 ("quit at STEP")
+ *   --silent-at STEP   stops there: takes nothing more from its CQ and
+ *                      posts no receive again, until the server ends the
+ *                      session (its probes, then RNR); exit 0 once the
+ *                      server disconnected it, 1 if it did not in 60 s
+ *   --end-twice        after the honest run: END twice at once; whatever
+ *                      the server makes of the second, it must end the
+ *                      session (exit 0 once it disconnected us)
+ *
+ * STEP: hello (connected, before START), start (START sent, READY not
+ * read), ready (READY read), write (our WRITE posted, not complete), done
+ * (DONE sent, the results not read), result (RESULT read), end (END sent,
+ * ENDED not read).
+ *
  * (An RDMA READ through a write-only window would test the same check, but
  * it never leaves: the server grants a WRITE session no responder
  * resources, so rdma_cm gives our QP none to send a READ with.)
@@ -37,6 +54,7 @@
  * else went wrong; 2 bad command line; 77 no RDMA device.
  *
  *   grant-client -a ADDR -p PORT --case CASE [--rkey RKEY --addr ADDR]
+ *   grant-client -a ADDR -p PORT --quit-at STEP | --silent-at STEP | --end-twice
  */
 #include <endian.h>
 #include <errno.h>
@@ -45,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -64,6 +83,21 @@
 enum which { GOOD, OTHER, STALE, STALE_INV, LEASE, PAST_END, WRITE_TO_READ };
 static const char *const names[] = {"good",  "other",    "stale", "stale-inv",
                                     "lease", "past-end", "write"};
+
+enum step { HELLO, START, READY, WRITE, DONE, RESULT, END, NO_STEP };
+static const char *const steps[] = {"hello", "start", "ready", "write", "done", "result", "end"};
+
+/* Where a hostile run stops, and how (see the top). */
+static struct {
+	enum step at;
+	bool silent, end_twice;
+} hostile = {NO_STEP, false, false};
+
+/* Whether the run stops at \p step. */
+static bool stop_at(enum step step)
+{
+	return hostile.at == step;
+}
 
 struct options {
 	const char *addr;
@@ -87,6 +121,9 @@ static int parse(int argc, char **argv, struct options *o)
 	static const struct option longs[] = {{"case", required_argument, NULL, 'c'},
 	                                      {"rkey", required_argument, NULL, 'r'},
 	                                      {"addr", required_argument, NULL, 'A'},
+	                                      {"quit-at", required_argument, NULL, 'q'},
+	                                      {"silent-at", required_argument, NULL, 's'},
+	                                      {"end-twice", no_argument, NULL, 'e'},
 	                                      {NULL, 0, NULL, 0}};
 	uint64_t v;
 	int opt, i;
@@ -114,6 +151,20 @@ static int parse(int argc, char **argv, struct options *o)
 		case 'A':
 			o->remote_set = parse_hex(optarg, UINT64_MAX, &o->remote);
 			break;
+		case 'q':
+		case 's':
+			for (i = 0; i < NO_STEP; i++)
+				if (strcmp(optarg, steps[i]) == 0)
+					hostile.at = (enum step)i;
+			if (hostile.at == NO_STEP)
+				goto bad;
+			hostile.silent = opt == 's';
+			o->which = GOOD; /* the honest run, up to the step */
+			break;
+		case 'e':
+			hostile.end_twice = true;
+			o->which = GOOD;
+			break;
 		default:
 			goto bad;
 		}
@@ -124,8 +175,10 @@ static int parse(int argc, char **argv, struct options *o)
 bad:
 	fprintf(stderr,
 	        "usage: %s -a ADDR -p PORT --case good|other|stale|stale-inv|lease|"
-	        "past-end|read [--rkey RKEY --addr ADDR]\n",
-	        PROGRAM);
+	        "past-end|read [--rkey RKEY --addr ADDR]\n"
+	        "       %s -a ADDR -p PORT --quit-at STEP | --silent-at STEP | --end-twice\n"
+	        "       (STEP: hello, start, ready, write, done, result, end)\n",
+	        PROGRAM, PROGRAM);
 	return -EINVAL;
 }
 
@@ -242,10 +295,18 @@ static int honest_run(struct rex_conn *conn, struct rex_buffers *src, const stru
 	uint32_t v;
 	int ret;
 
-	if ((ret = control(conn, &wr, BENCH_CTRL_READY, &v)) != 0)
+	if (stop_at(START)) /* START sent, READY not read */
+		return post_wait(conn, &wr, &wc);
+	if ((ret = control(conn, &wr, BENCH_CTRL_READY, &v)) != 0 || stop_at(READY))
 		return ret;
 	if (write) {
 		bench_pattern_fill(src->mem, WINDOW, bench_seed(0, WINDOW, 0));
+		if (stop_at(WRITE)) { /* posted, and left there */
+			struct ibv_send_wr *bad;
+
+			ret = ibv_post_send(conn->qp, &data, &bad);
+			return -ret;
+		}
 		if ((ret = post_wait(conn, &data, &wc)) != 0)
 			return ret;
 		if (wc.status != IBV_WC_SUCCESS) {
@@ -254,6 +315,8 @@ static int honest_run(struct rex_conn *conn, struct rex_buffers *src, const stru
 		}
 	}
 	wr = imm_wr(BENCH_CTRL_DONE, 0);
+	if (stop_at(DONE))
+		return post_wait(conn, &wr, &wc);
 	if ((ret = control(conn, &wr, BENCH_CTRL_CPU_USER, &v)) != 0 ||
 	    (ret = control(conn, NULL, BENCH_CTRL_CPU_SYS, &v)) != 0 ||
 	    (ret = control(conn, NULL, BENCH_CTRL_RESULT, &v)) != 0)
@@ -295,6 +358,51 @@ static int prepare(const struct options *o, struct rex_conn *conn, struct rex_bu
 		                         : "our SEND WITH INVALIDATE",
 		       v);
 	return ret;
+}
+
+/* A hostile run's end: quit (disconnect), or go silent until the server
+ * ends the session. Returns the exit status. */
+static int hostile_end(struct rex_conn *conn)
+{
+	const char *step = steps[hostile.at];
+	struct timespec t0, t1;
+
+	if (!hostile.silent) {
+		printf("%s: quit at %s\n", PROGRAM, step);
+		return rex_conn_disconnect(conn) ? REX_EXIT_FAILURE : REX_EXIT_OK;
+	}
+	printf("%s: silent at %s\n", PROGRAM, step);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rex_conn_wait_disconnect(conn)) {
+		fprintf(stderr, "%s: silent at %s: the server did not end the session in %d ms\n",
+		        PROGRAM, step, conn->attr.disconnect_timeout_ms);
+		return REX_EXIT_FAILURE;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("%s: silent at %s: the server disconnected us after %ld ms\n", PROGRAM, step,
+	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+	return REX_EXIT_OK;
+}
+
+/* END twice, back to back: however the server takes the second (06's calls
+ * it a protocol error), it must end the session; we wait for its disconnect. */
+static int end_twice(struct rex_conn *conn)
+{
+	struct ibv_send_wr wr = imm_wr(BENCH_CTRL_END, 0);
+	struct ibv_wc wc;
+	int ret;
+
+	if ((ret = post_wait(conn, &wr, &wc)) != 0)
+		return ret;
+	wr = imm_wr(BENCH_CTRL_END, 0);
+	if ((ret = post_wait(conn, &wr, &wc)) != 0)
+		return ret;
+	if (rex_conn_wait_disconnect(conn)) {
+		fprintf(stderr, "%s: end-twice: the server did not end the session\n", PROGRAM);
+		return -ETIMEDOUT;
+	}
+	printf("%s: end-twice: the server ended the session\n", PROGRAM);
+	return 0;
 }
 
 /* [misbehave] */
@@ -351,6 +459,8 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return ret == -ENODEV ? REX_EXIT_NO_DEVICE : REX_EXIT_FAILURE;
 	rex_conn_attr_default(&attr);
+	if (hostile.silent)
+		attr.disconnect_timeout_ms = 60000; /* the server's probes: ~10 s */
 	if (o.which == WRITE_TO_READ)
 		h.op = BENCH_OP_READ; /* a window of remote read only */
 	conn = rex_conn_create_client(o.addr, o.port, &attr);
@@ -363,6 +473,24 @@ int main(int argc, char **argv)
 		goto out_deregister;
 	if (bench_accept_decode(conn->peer_data, conn->peer_data_len, &a, why, sizeof(why))) {
 		fprintf(stderr, "%s: bad accept: %s\n", PROGRAM, why);
+		goto out_disconnect;
+	}
+	if (hostile.at != NO_STEP || hostile.end_twice) {
+		struct ibv_send_wr end = imm_wr(BENCH_CTRL_END, 0);
+		struct ibv_wc wc;
+
+		if (hostile.end_twice) {
+			if (honest_run(conn, &src, &a, true) == 0 && end_twice(conn) == 0) {
+				status = REX_EXIT_OK;
+				goto out_deregister; /* the disconnect is answered */
+			}
+			goto out_disconnect;
+		}
+		if ((stop_at(HELLO) || honest_run(conn, &src, &a, true) == 0) &&
+		    (!stop_at(END) || post_wait(conn, &end, &wc) == 0)) {
+			status = hostile_end(conn);
+			goto out_deregister;
+		}
 		goto out_disconnect;
 	}
 	if (prepare(&o, conn, &src, &a) == 0 && misbehave(&o, conn, &src, &a, &refused) == 0)
