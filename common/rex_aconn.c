@@ -395,9 +395,8 @@ static void disconnected(struct rex_aconn *c)
 		c->peer_ended = expected;
 	}
 	/* Nothing answers the peer's request until we call rdma_disconnect()
-	 * (or destroy the id), and the peer waits for that answer. On
-	 * InfiniBand and RoCE it also moves our QP to the error state; on
-	 * iWARP the peer's close has done that already. */
+	 * (or destroy the id), and the peer waits for that answer. It moves
+	 * our QP to the error state (on iWARP, the peer's close did). */
 	if (rdma_disconnect(c->id))
 		rex_report_errno("rdma_disconnect", errno);
 	if (c->state != REX_STATE_DRAINING && c->state != REX_STATE_CLOSED) {
