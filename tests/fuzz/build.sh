@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # Builds the fuzz targets with clang's libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer: each target with the one wire.c it fuzzes.
+# UndefinedBehaviorSanitizer: each decoder's target with the one wire.c it
+# fuzzes, and fuzz_aconn with the connection helper over a fake verbs layer.
 #
 #   build.sh SRCDIR OUTDIR CLANG [EXTRA_CFLAGS...]
 set -eu
@@ -22,3 +23,24 @@ build fuzz_02_send_recv 02-send-recv wire.c
 build fuzz_03_read_write 03-read-write wire.c
 build fuzz_04_imm 04-imm wire.c
 build fuzz_06_bench 06-mr-pool bench_wire.c
+
+# The connection helper's state machine (fuzz_aconn.c): rex_aconn and
+# rex_loop over a fake libibverbs and librdmacm (fake_verbs.c, fake_cm.c
+# and fake_core.c, which define their functions: the real libraries are
+# not linked). The helper's files are built with the clock, the timerfd
+# and stderr renamed to the fake's: virtual time, so that a deadline passes
+# in an instant and the same input always takes the same path, and no line
+# per event.
+aconn_objs="$out/fuzz_aconn.d"
+mkdir -p "$aconn_objs"
+for f in rex_aconn rex_aconn_books rex_aconn_devs rex_loop rex_loop_cq rex_cm rex_error; do
+	# shellcheck disable=SC2086
+	"$cc" $flags $extra -I"$src/common" \
+		-Dclock_gettime=fuzz_clock_gettime -Dtimerfd_create=fuzz_timerfd_create \
+		-Dtimerfd_settime=fuzz_timerfd_settime -Dwrite=fuzz_write -Dfprintf=fuzz_fprintf \
+		-c "$src/common/$f.c" -o "$aconn_objs/$f.o"
+done
+# shellcheck disable=SC2086
+"$cc" $flags $extra -I"$src/tests/fuzz" -I"$src/common" "$src/tests/fuzz/fuzz_aconn.c" \
+	"$src/tests/fuzz/fake_verbs.c" "$src/tests/fuzz/fake_cm.c" "$src/tests/fuzz/fake_core.c" \
+	"$aconn_objs"/*.o -o "$out/fuzz_aconn"
