@@ -39,6 +39,7 @@ void rex_svc_config_default(struct rex_svc_config *cfg)
 	                               .max_sge = 1,
 	                               .msg_recvs = 8,
 	                               .msg_sends = 8,
+	                               .rd_atomic = 16,
 	                               .backlog = 64};
 	rex_aconn_attr_default(&cfg->attr);
 }
@@ -507,23 +508,37 @@ int rex_svc_dial(struct rex_svc *s, const char *addr, uint16_t port, const void 
 	return 0;
 }
 
+int rex_svc_conn_set_pdata(struct rex_svc_conn *c, const void *pdata, size_t len)
+{
+	/* A client's (it has a server), between its queues and its connect. */
+	if (!c->dest.ss_family || c->ac.state != REX_STATE_RESOLVING || !c->ac.qp ||
+	    len > REX_SVC_PDATA_MAX)
+		return -EINVAL;
+	c->pdata_len = pdata_encode(c->svc, c->pdata, pdata, len);
+	return 0;
+}
+
+static uint8_t rd_atomic_cap(uint8_t asked, int device_max)
+{
+	return device_max < asked ? (uint8_t)device_max : asked;
+}
+
 /* [route-resolved] */
 /* ROUTE_RESOLVED: the id knows its device now. Queues, slots, receives,
  * then the connect request with the private data. */
 static int route_resolved(struct rex_aconn *ac)
 {
 	struct rex_svc_conn *c = CONN_OF(ac);
-	struct rdma_conn_param param = {.private_data = c->pdata,
-	                                .private_data_len = (uint8_t)c->pdata_len};
+	struct rdma_conn_param param = {.private_data = c->pdata};
 	int ret = make_queues(c);
 
 	if (ret)
 		return ret;
+	param.private_data_len = (uint8_t)c->pdata_len; /* ops.ready() may have set it */
 	param.initiator_depth =
-	    (uint8_t)(ac->dev->attr.max_qp_init_rd_atom < 16 ? ac->dev->attr.max_qp_init_rd_atom
-	                                                     : 16);
+	    rd_atomic_cap(c->svc->cfg.rd_atomic, ac->dev->attr.max_qp_init_rd_atom);
 	param.responder_resources =
-	    (uint8_t)(ac->dev->attr.max_qp_rd_atom < 16 ? ac->dev->attr.max_qp_rd_atom : 16);
+	    rd_atomic_cap(c->svc->cfg.rd_atomic, ac->dev->attr.max_qp_rd_atom);
 	return rex_aconn_connect(ac, &param);
 }
 /* [route-resolved] */
@@ -556,15 +571,36 @@ static bool peer_left(struct rex_aconn *ac)
 	return false;
 }
 
+/* A rejection's answer: the program's bytes, or none when the helper's
+ * header is missing (nobody listening, or refused by the helper). */
+static void tell_rejected(struct rex_svc_conn *c, const struct rex_cm_event *ev)
+{
+	const uint8_t *p = ev->private_data;
+	size_t len = ev->private_data_len;
+
+	if (!c->svc->cfg.raw_pdata) {
+		if (len < REX_SVC_PDATA_HEADER || p[0] != REX_SVC_PDATA_VERSION ||
+		    p[1] > len - REX_SVC_PDATA_HEADER)
+			len = 0;
+		else
+			len = p[1], p += REX_SVC_PDATA_HEADER;
+	}
+	c->svc->ops->rejected(c, len ? p : NULL, len);
+}
+
 static void cm_failed(struct rex_aconn *ac, const struct rex_cm_event *ev)
 {
 	struct rex_svc_conn *c = CONN_OF(ac);
 
-	if (ev->type == RDMA_CM_EVENT_REJECTED)
+	if (ev->type == RDMA_CM_EVENT_REJECTED) {
 		set_why(c, REX_SVC_REJECTED);
-	else if (ev->type == RDMA_CM_EVENT_ADDR_ERROR || ev->type == RDMA_CM_EVENT_ROUTE_ERROR ||
-	         ev->type == RDMA_CM_EVENT_UNREACHABLE || ev->type == RDMA_CM_EVENT_CONNECT_ERROR)
+		if (c->svc->ops->rejected)
+			tell_rejected(c, ev);
+	} else if (ev->type == RDMA_CM_EVENT_ADDR_ERROR || ev->type == RDMA_CM_EVENT_ROUTE_ERROR ||
+	           ev->type == RDMA_CM_EVENT_UNREACHABLE ||
+	           ev->type == RDMA_CM_EVENT_CONNECT_ERROR) {
 		set_why(c, REX_SVC_UNREACHABLE);
+	}
 }
 
 static void releasing(struct rex_aconn *ac)

@@ -77,12 +77,13 @@
  * **What the helper calls, in which order.** request (server) -> ready
  * -> accepted (server) -> established -> message, recv, done (any number;
  * message and recv may come before established) -> releasing -> closed. A
- * client's connection that got no further (rejected, or the server
- * unreachable) gets closed alone; a request a server's program rejected
- * gets nothing more.
- * No callback runs inside a call the program made but rex_svc_conn_poll():
- * rex_svc_send() from within ops.message() is fine, and rex_svc_close()
- * from any callback too.
+ * client's connection that got no further gets what it reached: ready
+ * once its queues exist (not when the address or route failed), rejected
+ * when the server refused it, releasing when it had a QP, and closed; a
+ * request a server's program rejected gets nothing more.
+ * No callback runs inside a call the program made but rex_svc_conn_poll()
+ * and rex_svc_conn_set_busy(): rex_svc_send() from within ops.message() is
+ * fine, and rex_svc_close() from any callback too.
  *
  * Every line the helpers print starts with the program's name; functions
  * return 0 or a negative errno, printed already. Nothing exits the program.
@@ -146,6 +147,10 @@ struct rex_svc_config {
 	 *  protocol says its own length. Only without messages (no credits
 	 *  to tell). */
 	bool raw_pdata;
+	/** RDMA READs and atomics in flight each way, asked for in a
+	 *  client's connect request (0: none); a server grants what its
+	 *  client asks. The devices' limits cap both. */
+	uint8_t rd_atomic;
 	int backlog;         /**< connect requests the kernel keeps for a server */
 	struct rex_aconn_attr attr; /**< deadlines and transport settings (rex_aconn.h) */
 };
@@ -153,7 +158,8 @@ struct rex_svc_config {
 /**
  * \brief The defaults: who "server", 16 sends, 16 receives, 1 SGE, no
  *        inline data, no messages (msg_recvs 8 and msg_sends 8 when
- *        msg_size is set), backlog 64, rex_aconn_attr_default().
+ *        msg_size is set), 16 READs and atomics in flight, backlog 64,
+ *        rex_aconn_attr_default().
  */
 void rex_svc_config_default(struct rex_svc_config *cfg);
 
@@ -167,8 +173,9 @@ struct rex_svc_ops {
 	int (*request)(struct rex_svc_conn *c, const void *pdata, size_t len, void *reply,
 	               size_t *reply_len);
 	/** The queues exist, before the accept (server) or the connect
-	 *  (client): post receives (rex_svc_post_recv()), register memory.
-	 *  Nonzero closes it. */
+	 *  (client): post receives (rex_svc_post_recv()), register memory
+	 *  (rex_svc_conn_pd()); a client may set its private data here, to
+	 *  name that memory (rex_svc_conn_set_pdata()). Nonzero closes it. */
 	int (*ready)(struct rex_svc_conn *c);
 	/** Server: the accept has gone, and the QP may send from here (a
 	 *  memory window's bind, rex_mw.h; a greeting). */
@@ -176,6 +183,10 @@ struct rex_svc_ops {
 	/** ESTABLISHED, with the peer's private data (a client reads the
 	 *  server's answer here; a server gets none). */
 	void (*established)(struct rex_svc_conn *c, const void *pdata, size_t len);
+	/** Client: the server rejected the request, with its answer (none
+	 *  when nobody listens, or the helper refused); ops.closed()
+	 *  follows with REX_SVC_REJECTED. */
+	void (*rejected)(struct rex_svc_conn *c, const void *pdata, size_t len);
 	/** A message of \p len bytes: valid until it returns; its receive is
 	 *  posted again, and its credit owed to the peer, after it returns
 	 *  (unless it called rex_svc_hold()). */
@@ -332,6 +343,25 @@ int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t rec
  *        after its ops.closed().
  */
 void rex_svc_conn_poll(struct rex_svc_conn *c);
+
+/**
+ * \brief Busy-polling on or off. On: the loop stops arming \p c's CQ, so
+ *        the device raises no completion events the program would take
+ *        anyway; the program calls rex_svc_conn_poll() itself, the loop
+ *        still now and then (CM events, deadlines, a closing connection's
+ *        end). Off: the CQ is armed again and polled once (callbacks run
+ *        inside this call then), for what came in between.
+ */
+void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy);
+
+/**
+ * \brief From a client's ops.ready(): the private data of its connect
+ *        request, in place of rex_svc_dial()'s (a hello that names memory
+ *        just registered on the device: its address and rkey).
+ * \return 0, or -EINVAL (not a client's, not from ops.ready(), or over
+ *         #REX_SVC_PDATA_MAX bytes).
+ */
+int rex_svc_conn_set_pdata(struct rex_svc_conn *c, const void *pdata, size_t len);
 
 /** \brief Scatter/gather entries per work request of \p c (0 before its QP exists). */
 uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c);

@@ -58,6 +58,16 @@ void rex_svc_conn_poll(struct rex_svc_conn *c)
 		rex_svc_msgs_resume(c);
 }
 
+void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy)
+{
+	c->ac.lcq.busy_polled = busy;
+	/* A closing connection needs its events too: its flushes end the drain. */
+	if (!busy && c->ac.cq && c->ac.state != REX_STATE_CLOSED) {
+		rex_loop_cq_arm(&c->ac.lcq); /* on failure, the next poll closes it */
+		rex_svc_conn_poll(c);
+	}
+}
+
 void rex_svc_on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
 {
 	(void)loop;
@@ -70,7 +80,6 @@ int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t
 {
 	uint32_t depth = c->send_depth, count = 0, i;
 	uint64_t n = c->ac.sq_posted;
-	uint64_t saved[64];
 	struct ibv_send_wr *wr;
 	int ret;
 
@@ -78,16 +87,17 @@ int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t
 		return -ENOTCONN;
 	for (wr = first; wr; wr = wr->next)
 		count++;
-	if (count > 64 || c->ac.sq_posted - c->ac.sq_done + count > depth)
+	if (c->ac.sq_posted - c->ac.sq_done + count > depth)
 		return -ENOBUFS;
+	/* The books beside the send numbers, which the engine writes into the
+	 * wr_ids; then the program's wr_ids back into its chain. */
 	for (wr = first, i = 0; wr; wr = wr->next, i++) {
-		saved[i] = wr->wr_id;
 		c->send_ids[(n + 1 + i) % depth] = wr->wr_id;
 		c->send_kind[(n + 1 + i) % depth] = kind;
 	}
 	ret = rex_aconn_post_send(&c->ac, first);
 	for (wr = first, i = 0; wr; wr = wr->next, i++)
-		wr->wr_id = saved[i]; /* the program's chain, as it was */
+		wr->wr_id = c->send_ids[(n + 1 + i) % depth];
 	return ret;
 }
 
@@ -98,8 +108,7 @@ int rex_svc_post_send(struct rex_svc_conn *c, struct ibv_send_wr *first)
 
 int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first)
 {
-	uint32_t depth = c->recv_depth, count = 0;
-	uint64_t saved[64];
+	uint32_t depth = c->recv_depth, count = 0, next = c->recv_next;
 	struct ibv_recv_wr *wr;
 	int ret;
 
@@ -109,18 +118,17 @@ int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first)
 		return -ENOTCONN;
 	for (wr = first; wr; wr = wr->next)
 		count++;
-	if (count > 64 || c->ac.recvs_posted + count > depth)
+	if (c->ac.recvs_posted + count > depth)
 		return -ENOBUFS;
 	/* Receive slots in turn: RC completes a queue's receives in order, so
 	 * slot k is free again when the one posted depth receives before it is. */
-	for (wr = first, count = 0; wr; wr = wr->next, count++) {
-		saved[count] = wr->wr_id;
+	for (wr = first; wr; wr = wr->next) {
 		c->recv_ids[c->recv_next % depth] = wr->wr_id;
 		wr->wr_id = c->recv_next++ % depth;
 	}
 	ret = rex_aconn_post_recv(&c->ac, first);
-	for (wr = first, count = 0; wr; wr = wr->next, count++)
-		wr->wr_id = saved[count];
+	for (wr = first; wr; wr = wr->next)
+		wr->wr_id = c->recv_ids[next++ % depth];
 	return ret;
 }
 
