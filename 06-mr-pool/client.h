@@ -5,7 +5,7 @@
  *
  *   client.c          main(): the table of contents, the sweep, the outputs
  *   client_options.c  the command line, perftest's flags
- *   client_conn.c     connections: set up, driven, torn down (common/rex_aconn)
+ *   client_conn.c     connections: set up, driven, torn down (common/rex_svc)
  *   client_runs.c     a size's runs: bandwidth, latency, the data checked
  *   client_figures.c  BW peak, the per-QP figures, the CPU of both sides
  */
@@ -31,7 +31,6 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "rex_aconn.h"
 #include "bench_stats.h"
 #include "bench_wire.h"
 #include "rex_device.h"
@@ -39,6 +38,7 @@
 #include "rex_loop.h"
 #include "rex_options.h"
 #include "rex_pool.h"
+#include "rex_svc.h"
 
 /* [constants] */
 #define PROGRAM "06-mr-pool-client"
@@ -65,8 +65,6 @@
 /* A connection that completes nothing for this long is given up. */
 #define STALL_NS        5000000000ull
 #define CTRL_TIMEOUT_MS 10000 /* a control answer (READY, RESULT) */
-#define REJ_NO_LISTENER 8
-#define REJ_BY_SERVER   28
 /* [constants] */
 
 struct options {
@@ -86,7 +84,7 @@ struct client;
 
 /* One connection of the run. */
 struct qp {
-	struct rex_aconn conn; /* first: the connection's callbacks get &conn */
+	struct rex_svc_conn *conn; /* from ops.ready() until ops.closed() */
 	struct client *cl;
 	unsigned index;
 	struct bench_accept peer;
@@ -96,11 +94,15 @@ struct qp {
 	struct ibv_sge recv_sge;
 	struct ibv_send_wr *wr; /* depth prebuilt work requests, chained */
 	struct ibv_sge *sge;
-	uint64_t base;                 /* sq_posted when the run began */
+	/* Every send of ours has its number as wr_id, from 1: a signalled
+	 * one's ops.done() says every send up to it is done. */
+	uint64_t seq, completed;       /* sends posted; the highest done */
+	uint64_t base;                 /* seq when the run began */
 	uint64_t posted, done, target; /* data work requests of this run */
 	uint64_t answers;              /* latency answers received in this size's runs */
 	uint64_t atomics;              /* atomics posted on the server's counter since START */
 	uint64_t end_ns;               /* when its last message of the run completed */
+	bool up;                       /* established, its QP not yet going */
 	bool ready, result_in, released;
 	uint32_t result;
 	uint32_t srv_cpu[2]; /* CPU_USER, CPU_SYS of this size's run (BENCH_CPU_UNKNOWN: none) */
@@ -112,8 +114,8 @@ enum phase { PHASE_CONTROL, PHASE_BW };
 struct client {
 	struct options o;
 	struct rex_loop *loop;
-	struct addrinfo *server;
-	struct rex_aconn_devs devices;
+	struct rex_svc *svc;
+	struct rex_svc_config cfg;
 	struct qp *qps;
 	unsigned open, established;
 	bool stopping, broken;
@@ -172,6 +174,7 @@ uint32_t signal_every(const struct options *o, uint32_t size);
 int create_loop(struct client *cl);
 int connect_all(struct client *cl);
 void close_all(struct client *cl, bool failed);
+int send_ctrl(struct qp *q, uint32_t imm);
 int drive(struct client *cl, bool (*done)(struct client *), int timeout_ms, const char *what,
           bool watch);
 bool all_ready(struct client *cl);
@@ -182,8 +185,10 @@ int disconnect_all(struct client *cl, bool failed);
 int release_everything(struct client *cl);
 
 /* client_runs.c */
+int post_recvs(struct qp *q, unsigned n);
 void qp_step(struct qp *q);
-void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq);
+void qp_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
+void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 int run_size(struct client *cl, uint32_t size, struct bench_row *row);
 
 /* client_figures.c */

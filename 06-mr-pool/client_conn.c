@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client_conn.c: the connections of 06's client (see client.h): set up on
- * common/rex_aconn, driven through the loop until a condition holds, and
+ * client_conn.c: the connections of 06's client (see client.h): dialled
+ * on common/rex_svc, driven through the loop until a condition holds, and
  * torn down. Every connection is up before any clock runs.
  */
 #include "client.h"
@@ -11,18 +11,35 @@ bool all_established(const struct client *cl)
 	unsigned i;
 
 	for (i = 0; i < cl->o.qps; i++)
-		if (cl->qps[i].conn.state != REX_STATE_ESTABLISHED)
+		if (!cl->qps[i].up)
 			return false;
 	return true;
 }
 
+/* Close what is open; what is still being dialled the service's stop closes. */
 void close_all(struct client *cl, bool failed)
 {
 	unsigned i;
 
 	for (i = 0; cl->qps && i < cl->o.qps; i++)
-		if (cl->qps[i].conn.id && !cl->qps[i].released)
-			rex_aconn_close(&cl->qps[i].conn, failed);
+		if (cl->qps[i].conn)
+			rex_svc_close(cl->qps[i].conn, failed);
+	if (cl->svc)
+		rex_svc_stop(cl->svc);
+}
+
+/* A control message: a zero-length SEND WITH IMM, numbered as every send. */
+int send_ctrl(struct qp *q, uint32_t imm)
+{
+	struct ibv_send_wr wr = {.wr_id = q->seq + 1,
+	                         .opcode = IBV_WR_SEND_WITH_IMM,
+	                         .send_flags = IBV_SEND_SIGNALED,
+	                         .imm_data = htobe32(imm)};
+	int ret = q->conn ? rex_svc_post_send(q->conn, &wr) : -ENOTCONN;
+
+	if (ret == 0)
+		q->seq++;
+	return ret;
 }
 
 static void on_signal(struct rex_loop *loop, int signo, void *arg)
@@ -83,9 +100,12 @@ bool all_results(struct client *cl)
 }
 
 /* [connect] */
-static int connect_qp(struct rex_aconn *c)
+/* ops.ready(): the device is known and the queues exist. One pool on the
+ * device for all our connections, a buffer of it, the receives, and the
+ * hello that names the buffer (its rkey) for the connect request. */
+static int qp_ready(struct rex_svc_conn *c)
 {
-	struct qp *q = (struct qp *)c; /* conn is its first member */
+	struct qp *q = rex_svc_conn_user(c);
 	struct client *cl = q->cl;
 	const struct options *o = &cl->o;
 	bool lat = o->mode == BENCH_MODE_LAT;
@@ -93,8 +113,7 @@ static int connect_qp(struct rex_aconn *c)
 	uint32_t max = largest(o);
 	uint8_t data[BENCH_HELLO_LEN];
 	struct bench_hello h;
-	struct rex_aconn_dev *dev;
-	struct rdma_conn_param param = {.private_data = data, .private_data_len = sizeof(data)};
+	struct ibv_pd *pd = rex_svc_conn_pd(c);
 	/* Least privilege: READ and latency answers land in our memory. */
 	struct rex_pool_attr attr = {.buf_size = (size_t)max * (lat ? 2 : 1),
 	                             .count = o->qps,
@@ -104,18 +123,19 @@ static int connect_qp(struct rex_aconn *c)
 	                                      : 0) |
 	                                 (answers_by_write ? IBV_ACCESS_REMOTE_WRITE : 0)};
 
-	/* The device is known now: on iWARP, say why not (once) and stop. */
-	if (cl->iwarp || rex_device_refuse_iwarp(c->id->verbs, BENCH_IWARP_LACKS)) {
+	q->conn = c;
+	/* On iWARP, say why not (once) and stop. */
+	if (cl->iwarp || rex_device_refuse_iwarp(pd->context, BENCH_IWARP_LACKS)) {
 		cl->iwarp = true;
 		return -EPROTONOSUPPORT;
 	}
-	dev = rex_aconn_dev_get(&cl->devices, c->id->verbs);
-	if (!dev)
-		return -ENODEV;
-	/* One pool for all our connections on the device, registered once. */
-	if (!dev->user && !(dev->user = rex_pool_create(dev->pd, &attr)))
-		return -ENOMEM;
-	q->pool = dev->user;
+	q->pool = rex_svc_conn_dev_user(c);
+	if (!q->pool) {
+		q->pool = rex_pool_create(pd, &attr);
+		if (!q->pool)
+			return -ENOMEM;
+		rex_svc_conn_set_dev_user(c, q->pool); /* released in release_pool() */
+	}
 	q->buf = rex_pool_get(q->pool);
 	if (!q->buf)
 		return -ENOBUFS;
@@ -124,11 +144,7 @@ static int connect_qp(struct rex_aconn *c)
 	if (lat && o->op == BENCH_OP_SEND)
 		q->recv_sge = (struct ibv_sge){
 		    .addr = (uintptr_t)q->dest, .length = max, .lkey = q->buf->lkey};
-	c->lcq.arg = q;
-	if (rex_aconn_create_queues(c, dev, o->depth + 16, CLIENT_RECVS, o->inline_size,
-	                            on_completions))
-		return -EIO;
-	if (rex_aconn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, CLIENT_RECVS))
+	if (post_recvs(q, CLIENT_RECVS))
 		return -EIO;
 	h = (struct bench_hello){.op = (uint8_t)o->op,
 	                         .mode = (uint8_t)o->mode,
@@ -139,111 +155,91 @@ static int connect_qp(struct rex_aconn *c)
 	                         .addr = answers_by_write ? (uintptr_t)q->dest : 0,
 	                         .rkey = q->buf->rkey};
 	bench_hello_encode(&h, data);
-	if (o->op == BENCH_OP_READ || bench_op_atomic(o->op)) /* in flight at once */
-		param.initiator_depth = dev->attr.max_qp_init_rd_atom < 255
-		                            ? (uint8_t)dev->attr.max_qp_init_rd_atom
-		                            : 255;
-	return rex_aconn_connect(c, &param);
-}
-
-static int check_accept(struct qp *q, const struct rex_cm_event *ev)
-{
-	char why[BENCH_WHY_SIZE];
-	int ret =
-	    bench_accept_decode(ev->private_data, ev->private_data_len, &q->peer, why, sizeof(why));
-
-	if (ret == 0 && q->peer.length < largest(&q->cl->o)) {
-		snprintf(why, sizeof(why), "its buffer has %" PRIu32 " bytes, we need %" PRIu32,
-		         q->peer.length, largest(&q->cl->o));
-		ret = -EMSGSIZE;
-	}
-	if (ret)
-		fprintf(stderr, "client: %s: bad accept from the server: %s\n", q->conn.name, why);
-	return ret;
+	return rex_svc_conn_set_pdata(c, data, sizeof(data));
 }
 
 /* ESTABLISHED: the server's accept carries its buffer; check it. */
-static int qp_established(struct rex_aconn *c, const struct rex_cm_event *ev)
+static void qp_established(struct rex_svc_conn *c, const void *pdata, size_t len)
 {
-	struct qp *q = (struct qp *)c;
-	int ret = check_accept(q, ev);
+	struct qp *q = rex_svc_conn_user(c);
+	uint32_t need = largest(&q->cl->o);
+	char why[BENCH_WHY_SIZE];
+	int ret = bench_accept_decode(pdata, len, &q->peer, why, sizeof(why));
 
-	if (ret == 0)
-		q->cl->established++;
-	return ret;
+	if (ret == 0 && q->peer.length < need) {
+		snprintf(why, sizeof(why), "its buffer has %" PRIu32 " bytes, we need %" PRIu32,
+		         q->peer.length, need);
+		ret = -EMSGSIZE;
+	}
+	if (ret) {
+		fprintf(stderr, "client: %s: bad accept from the server: %s\n",
+		        rex_svc_conn_name(c), why);
+		q->cl->broken = true;
+		rex_svc_close(c, true);
+		return;
+	}
+	q->up = true;
+	q->cl->established++;
 }
 
-/* The server disconnected first: a failure, unless we are stopping. */
-static bool server_left(struct rex_aconn *c)
+/* The server's rejection says why in its answer (the helper printed the rest). */
+static void qp_rejected(struct rex_svc_conn *c, const void *pdata, size_t len)
 {
-	struct qp *q = (struct qp *)c;
-
-	if (q->cl->stopping)
-		return true;
-	fprintf(stderr, "client: %s: the server disconnected\n", c->name);
-	q->cl->broken = true;
-	return false;
-}
-
-/* A failed CM event (rex_aconn printed it): the run is broken. A server's
- * rejection says why in its private data. */
-static void qp_failed(struct rex_aconn *c, const struct rex_cm_event *ev)
-{
-	struct qp *q = (struct qp *)c;
 	struct bench_reject r;
 	char why[128];
 
-	q->cl->broken = true;
-	if (ev->type != RDMA_CM_EVENT_REJECTED)
-		return;
-	if (ev->status == REJ_BY_SERVER &&
-	    bench_reject_decode(ev->private_data, ev->private_data_len, &r) == 0)
-		fprintf(stderr, "client: %s: rejected by the server: %s\n", c->name,
+	if (bench_reject_decode(pdata, len, &r) == 0)
+		fprintf(stderr, "client: %s: rejected by the server: %s\n", rex_svc_conn_name(c),
 		        bench_reject_format(&r, why, sizeof(why)));
-	else if (ev->status == REJ_NO_LISTENER)
-		fprintf(stderr, "  hint: %s\n", rex_options_hint("rdma_connect", ECONNREFUSED));
 }
 /* [connect] */
 
-/* Every id of ours is a connection, whose events rex_aconn routes: what
- * comes here is the channel itself failing. */
-static void on_cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev, void *arg)
+/* Its QP is about to go: no more work on it. */
+static void qp_releasing(struct rex_svc_conn *c)
 {
-	struct client *cl = arg;
+	struct qp *q = rex_svc_conn_user(c);
 
-	(void)devs;
-	fprintf(stderr, "client: %s\n",
-	        ev->status == -EIO ? "the CM event channel failed" : rdma_event_str(ev->type));
-	cl->broken = true;
-	close_all(cl, true);
+	q->up = false;
 }
 
-static void qp_released(struct rex_aconn *c)
+/* Gone: the pool buffer goes back only now, when no work request can use
+ * it. Any end but ours (the server left, a failure) breaks the run. */
+static void qp_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
-	struct qp *q = (struct qp *)c;
+	struct qp *q = rex_svc_conn_user(c);
 
-	/* The pool buffer goes back only now: no work request can use it. */
 	if (q->buf)
 		rex_pool_put(q->pool, q->buf);
 	q->buf = NULL;
+	q->conn = NULL;
+	q->up = false;
 	q->released = true;
 	q->cl->open--;
+	if (why == REX_SVC_PEER_LEFT && !q->cl->stopping)
+		fprintf(stderr, "client: %s: the server disconnected\n", rex_svc_conn_name(c));
+	if (why != REX_SVC_DONE)
+		q->cl->broken = true;
+}
+
+/* Before the device's PD goes: its pool (-EBUSY while a buffer is out). */
+static int release_pool(struct rex_svc *svc, struct ibv_pd *pd, void *pool)
+{
+	(void)svc;
+	(void)pd;
+	return rex_pool_destroy(pool);
 }
 
 /* What the client does at the steps of a connection's life. */
-static const struct rex_aconn_ops qp_ops = {
-    .route_resolved = connect_qp,
+static const struct rex_svc_ops qp_ops = {
+    .ready = qp_ready,
     .established = qp_established,
-    .peer_left = server_left,
-    .cm_failed = qp_failed,
-    .released = qp_released,
+    .rejected = qp_rejected,
+    .recv = qp_recv,
+    .done = qp_done,
+    .releasing = qp_releasing,
+    .closed = qp_closed,
+    .device_closing = release_pool,
 };
-
-/* Before the device's PD goes: its pool (-EBUSY while a buffer is out). */
-static int release_pool(struct rex_aconn_dev *dev)
-{
-	return rex_pool_destroy(dev->user);
-}
 
 int create_loop(struct client *cl)
 {
@@ -261,60 +257,51 @@ static bool connected(struct client *cl)
 }
 
 /* [connect-all] */
-/* Every connection resolved, connected and set up before any clock runs. */
+/* Every connection dialled, connected and set up before any clock runs. */
 int connect_all(struct client *cl)
 {
-	struct addrinfo hints = {
-	    .ai_flags = AI_NUMERICSERV, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	char port[8];
+	const struct options *o = &cl->o;
+	bool reads = o->op == BENCH_OP_READ || bench_op_atomic(o->op);
 	unsigned i;
 	int ret;
 
-	snprintf(port, sizeof(port), "%u", (unsigned)cl->o.port);
-	ret = getaddrinfo(cl->o.server, port, &hints, &cl->server);
-	if (ret) {
-		rex_errorf("getaddrinfo %s: %s", cl->o.server, gai_strerror(ret));
-		cl->server = NULL;
-		return -EINVAL;
-	}
-	cl->qps = calloc(cl->o.qps, sizeof(*cl->qps));
+	cl->qps = calloc(o->qps, sizeof(*cl->qps));
 	if (!cl->qps) {
 		rex_report_errno("calloc", ENOMEM);
 		return -ENOMEM;
 	}
-	/* Every connection's life, and the CM channel read in the loop. No
-	 * idle deadline: a run's control phases have their own. */
-	ret = rex_aconn_devs_create(&cl->devices, cl->loop, "client", NULL, on_cm_event, cl);
-	if (ret)
-		return ret;
-	cl->devices.dev_release = release_pool;
-	for (i = 0; i < cl->o.qps; i++) {
+	/* Our own work requests, no messages: the window and the control
+	 * sends; receives for control messages and latency answers. No idle
+	 * deadline: a run's control phases have their own. */
+	rex_svc_config_default(&cl->cfg);
+	cl->cfg.who = "client";
+	cl->cfg.send_depth = o->depth + 16;
+	cl->cfg.recv_depth = CLIENT_RECVS;
+	cl->cfg.max_inline = o->inline_size;
+	cl->cfg.raw_pdata = true;            /* the hello and the accept are bench_wire.h's */
+	cl->cfg.rd_atomic = reads ? 255 : 0; /* READs in flight: all the device allows */
+	cl->svc = rex_svc_create(cl->loop, &cl->cfg, &qp_ops, cl);
+	if (!cl->svc)
+		return -EIO;
+	for (i = 0; i < o->qps; i++) {
 		struct qp *q = &cl->qps[i];
-		struct rdma_cm_id *id;
 
 		q->cl = cl;
 		q->index = i;
-		q->wr = calloc(cl->o.depth, sizeof(*q->wr));
-		q->sge = calloc(cl->o.depth, sizeof(*q->sge));
+		q->wr = calloc(o->depth, sizeof(*q->wr));
+		q->sge = calloc(o->depth, sizeof(*q->sge));
 		if (!q->wr || !q->sge) {
 			rex_report_errno("calloc", ENOMEM);
 			return -ENOMEM;
 		}
-		if (rdma_create_id(cl->devices.channel, &id, NULL, RDMA_PS_TCP)) {
-			ret = -errno;
-			rex_report_errno("rdma_create_id", errno);
+		ret = rex_svc_dial(cl->svc, o->server, o->port, NULL, 0, q);
+		if (ret)
 			return ret;
-		}
-		rex_aconn_init(&q->conn, &cl->devices, id, REX_STATE_RESOLVING, &qp_ops);
-		snprintf(q->conn.name, sizeof(q->conn.name), "connection %u", i);
 		cl->open++;
-		if (rex_aconn_resolve(&q->conn, cl->server->ai_addr))
-			return -EIO;
 	}
-	ret =
-	    drive(cl, connected, (int)cl->devices.attr.setup_timeout_ms + 1000, "connection", true);
+	ret = drive(cl, connected, (int)cl->cfg.attr.setup_timeout_ms + 1000, "connection", true);
 	if (ret == 0)
-		cl->device = ibv_get_device_name(cl->qps[0].conn.dev->verbs->device);
+		cl->device = ibv_get_device_name(rex_svc_conn_pd(cl->qps[0].conn)->context->device);
 	return ret;
 }
 /* [connect-all] */
@@ -356,10 +343,13 @@ int end_grants(struct client *cl)
 
 		q->ending = true;
 		if (q->peer.grant == BENCH_GRANT_WINDOW && !cl->o.end_by_server &&
-		    !q->peer.lease_ms)
-			ret = rex_aconn_post_send(&q->conn, &inv);
-		else
-			ret = rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_END, 0));
+		    !q->peer.lease_ms) {
+			inv.wr_id = q->seq + 1;
+			ret = q->conn ? rex_svc_post_send(q->conn, &inv) : -ENOTCONN;
+			q->seq += ret == 0;
+		} else {
+			ret = send_ctrl(q, bench_ctrl_imm(BENCH_CTRL_END, 0));
+		}
 		if (ret)
 			return ret;
 	}
@@ -371,14 +361,14 @@ int end_grants(struct client *cl)
 int disconnect_all(struct client *cl, bool failed)
 {
 	close_all(cl, failed);
-	return drive(cl, all_released, (int)cl->devices.attr.drain_timeout_ms + 2000, "disconnect",
+	return drive(cl, all_released, (int)cl->cfg.attr.drain_timeout_ms + 2000, "disconnect",
 	             false);
 }
 /* [disconnect] */
 
 int release_everything(struct client *cl)
 {
-	int ret = rex_aconn_devs_destroy(&cl->devices); /* -EBUSY: connections left */
+	int ret = rex_svc_destroy(cl->svc); /* -EBUSY: connections left */
 	unsigned i;
 
 	for (i = 0; cl->qps && i < cl->o.qps; i++) {
@@ -390,7 +380,5 @@ int release_everything(struct client *cl)
 	free(cl->hists);
 	free(cl->per_qp);
 	free(cl->marks);
-	if (cl->server)
-		freeaddrinfo(cl->server);
 	return ret;
 }

@@ -34,6 +34,7 @@ static int post_list(struct qp *q, uint64_t k)
 
 	for (i = 0; i < k; i++) {
 		j = q->posted + i + 1;
+		q->wr[i].wr_id = q->base + j; /* its number among all our sends */
 		q->wr[i].send_flags =
 		    cl->send_flags | (j % cl->sig == 0 || j == q->target ? IBV_SEND_SIGNALED : 0);
 		set_atomic(cl, q, &q->wr[i], q->atomics + i);
@@ -41,11 +42,12 @@ static int post_list(struct qp *q, uint64_t k)
 			cl->post_ns[cl->nposts++] = t;
 	}
 	q->wr[k - 1].next = NULL;
-	ret = rex_aconn_post_send(&q->conn, q->wr); /* numbers each */
+	ret = q->conn ? rex_svc_post_send(q->conn, q->wr) : -ENOTCONN;
 	q->wr[k - 1].next = k < cl->o.depth ? &q->wr[k] : NULL;
 	if (ret)
 		return ret;
 	q->posted += k;
+	q->seq += k;
 	q->atomics += bench_op_atomic(cl->o.op) ? k : 0;
 	return 0;
 }
@@ -69,6 +71,20 @@ static int refill(struct qp *q)
 }
 
 /* [step] */
+/* Receives for control messages and latency answers. */
+int post_recvs(struct qp *q, unsigned n)
+{
+	struct ibv_recv_wr wr[CLIENT_RECVS];
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		wr[i] = (struct ibv_recv_wr){.sg_list = &q->recv_sge,
+		                             .num_sge = q->recv_sge.length ? 1 : 0,
+		                             .next = i + 1 < n ? &wr[i + 1] : NULL};
+	return rex_svc_post_recv(q->conn, wr);
+}
+
+/* What a receive brought: a control message, or a latency answer. */
 static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 {
 	struct client *cl = q->cl;
@@ -102,11 +118,11 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 			fprintf(stderr,
 			        "client: %s: the server revoked our rkey: %s (lease %" PRIu32
 			        " ms)\n",
-			        q->conn.name,
+			        rex_svc_conn_name(q->conn),
 			        bench_ctrl_value(imm) == BENCH_ENDED_LEASE ? "its lease ran out"
 			                                                   : "unasked",
 			        q->peer.lease_ms);
-			rex_aconn_close(&q->conn, true);
+			rex_svc_close(q->conn, true);
 			return;
 		}
 		/* The server's CPU comes just before its RESULT. */
@@ -124,59 +140,56 @@ static void handle_recv(struct qp *q, const struct ibv_wc *wc)
 	fprintf(stderr,
 	        "client: %s: unexpected message from the server (opcode %d, %u bytes, "
 	        "immediate 0x%08x)\n",
-	        q->conn.name, wc->opcode, wc->byte_len, imm);
-	rex_aconn_close(&q->conn, true);
+	        rex_svc_conn_name(q->conn), wc->opcode, wc->byte_len, imm);
+	rex_svc_close(q->conn, true);
 }
 
-/* Take the QP's completions; in a bandwidth run, count and refill. */
-void qp_step(struct qp *q)
+/* ops.recv(): a receive completed; taken, then posted again. */
+void qp_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
 {
+	struct qp *q = rex_svc_conn_user(c);
+	int ret;
+
+	(void)wr_id;
+	handle_recv(q, wc);
+	ret = post_recvs(q, 1);
+	if (ret && ret != -ENOTCONN) /* -ENOTCONN: closing, nothing to receive */
+		rex_svc_close(c, true);
+}
+
+/* ops.done(): a signalled send numbered wr_id completed, and every send
+ * before it. In a bandwidth run: counted, and the window refilled. */
+void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
+{
+	struct qp *q = rex_svc_conn_user(c);
 	struct client *cl = q->cl;
-	struct rex_aconn *c = &q->conn;
-	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i;
-	unsigned reposts = 0;
 	uint64_t done;
 
-	do {
-		good = rex_aconn_poll(c, wc, REX_ACONN_WC_BATCH, &taken);
-		for (i = 0; i < good; i++)
-			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
-				reposts++;
-				handle_recv(q, &wc[i]);
-			}
-	} while (taken == REX_ACONN_WC_BATCH);
-	if (c->state != REX_STATE_ESTABLISHED)
+	(void)wc;
+	q->completed = wr_id;
+	if (cl->phase != PHASE_BW || wr_id <= q->base)
 		return;
-	if (reposts && rex_aconn_post_recvs(c, q->recv_sge.length ? &q->recv_sge : NULL, reposts))
-		goto out_close;
-	if (cl->phase != PHASE_BW)
-		return;
-	/* A signalled completion numbered s: every send up to s is done. */
-	done = c->sq_done - q->base;
-	if (done > q->done) {
-		cl->bytes_done += (done - q->done) * cl->size;
-		q->done = done;
-		cl->progress = true;
-		if (cl->stamp_cap && cl->ndone < cl->stamp_cap) {
-			cl->done_ns[cl->ndone] = now_ns();
-			cl->done_msgs[cl->ndone++] = cl->bytes_done / cl->size;
-		}
-		if (q->done == q->target && cl->o.qps > 1)
-			q->end_ns = now_ns(); /* its own end, for the per-QP figures */
+	done = wr_id - q->base;
+	cl->bytes_done += (done - q->done) * cl->size;
+	q->done = done;
+	cl->progress = true;
+	if (cl->stamp_cap && cl->ndone < cl->stamp_cap) {
+		cl->done_ns[cl->ndone] = now_ns();
+		cl->done_msgs[cl->ndone++] = cl->bytes_done / cl->size;
 	}
+	if (q->done == q->target && cl->o.qps > 1)
+		q->end_ns = now_ns(); /* its own end, for the per-QP figures */
 	if (refill(q))
-		goto out_close;
-	return;
-out_close:
-	rex_aconn_close(c, true);
+		rex_svc_close(c, true);
 }
 
-void on_completions(struct rex_loop *loop, struct rex_loop_cq *lcq)
+/* Busy polling: take the QP's completions now (ops.recv(), ops.done()). */
+void qp_step(struct qp *q)
 {
-	(void)loop;
-	qp_step(lcq->arg);
+	if (q->conn)
+		rex_svc_conn_poll(q->conn);
 }
+/* [step] */
 /* [step] */
 
 /* [prepare] */
@@ -220,7 +233,7 @@ static int start_size(struct client *cl, uint32_t size)
 		q->ready = q->result_in = false;
 		q->answers = q->atomics = 0;
 		q->srv_cpu[0] = q->srv_cpu[1] = BENCH_CPU_UNKNOWN;
-		if (rex_aconn_post_imm(&q->conn, bench_ctrl_imm(BENCH_CTRL_START, size)))
+		if (send_ctrl(q, bench_ctrl_imm(BENCH_CTRL_START, size)))
 			return -EIO;
 	}
 	return drive(cl, all_ready, CTRL_TIMEOUT_MS, "READY", true);
@@ -254,14 +267,14 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 	for (i = 0; i < cl->o.qps; i++) {
 		struct qp *q = &cl->qps[i];
 
-		q->base = q->conn.sq_posted;
+		q->base = q->seq;
 		q->posted = q->done = q->end_ns = 0;
 		q->target = count ? count : UINT64_MAX;
 	}
 	cl->phase = PHASE_BW;
 	for (i = 0; i < cl->o.qps; i++)
-		if (refill(&cl->qps[i]))
-			rex_aconn_close(&cl->qps[i].conn, true);
+		if (refill(&cl->qps[i]) && cl->qps[i].conn)
+			rex_svc_close(cl->qps[i].conn, true);
 	cl->progress = false;
 	/* [bw] */
 	for (;;) {
@@ -336,7 +349,7 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 	bool sent;
 
 	for (;;) {
-		sent = q->conn.sq_done >= seq;
+		sent = q->completed >= seq;
 		if (sent) {
 			if (cl->o.op == BENCH_OP_WRITE) {
 				if (*last == bench_tag(i))
@@ -402,10 +415,12 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 		if (end_ns && t >= end_ns)
 			break;
 		set_atomic(cl, q, wr, q->atomics);
-		ret = rex_aconn_post_send(&q->conn, wr);
+		wr->wr_id = q->seq + 1;
+		ret = q->conn ? rex_svc_post_send(q->conn, wr) : -ENOTCONN;
 		q->atomics += ret == 0 && bench_op_atomic(cl->o.op);
+		q->seq += ret == 0;
 		if (ret == 0)
-			ret = wait_answer(cl, q, i, rex_aconn_send_number(&q->conn, wr->wr_id));
+			ret = wait_answer(cl, q, i, q->seq);
 		if (ret) {
 			cl->broken = true;
 			return ret;
@@ -435,15 +450,18 @@ static int check_counter(struct client *cl, struct qp *q)
 	set_atomic(cl, q, &wr, q->atomics);
 	wr.wr.atomic.compare_add = cl->o.op == BENCH_OP_FADD ? 0 : q->atomics;
 	wr.wr.atomic.swap = q->atomics;
-	ret = rex_aconn_post_send(&q->conn, &wr);
+	wr.wr_id = q->seq + 1;
+	ret = q->conn ? rex_svc_post_send(q->conn, &wr) : -ENOTCONN;
+	q->seq += ret == 0;
 	if (ret == 0)
-		ret = wait_answer(cl, q, 0, rex_aconn_send_number(&q->conn, wr.wr_id));
+		ret = wait_answer(cl, q, 0, q->seq);
 	if (ret)
 		return ret;
 	if (*counter == q->atomics)
 		return 0;
 	fprintf(stderr, "client: %s: the counter is %" PRIu64 " after %" PRIu64 " %s\n",
-	        q->conn.name, (uint64_t)*counter, q->atomics, bench_op_name(cl->o.op));
+	        rex_svc_conn_name(q->conn), (uint64_t)*counter, q->atomics,
+	        bench_op_name(cl->o.op));
 	return -1;
 }
 
@@ -463,7 +481,7 @@ static int finish_size(struct client *cl, bool *verified)
 		bad_counter |= ret;
 	}
 	for (i = 0; i < o->qps; i++)
-		if (rex_aconn_post_imm(&cl->qps[i].conn, bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
+		if (send_ctrl(&cl->qps[i], bench_ctrl_imm(BENCH_CTRL_DONE, 0)))
 			return -EIO;
 	ret = drive(cl, all_results, CTRL_TIMEOUT_MS, "RESULT", true);
 	if (ret)
@@ -476,7 +494,7 @@ static int finish_size(struct client *cl, bool *verified)
 			fprintf(stderr,
 			        "client: %s: the server found the data of size %" PRIu32
 			        " different at offset %" PRIu32 "\n",
-			        q->conn.name, size, q->result - 1);
+			        rex_svc_conn_name(q->conn), size, q->result - 1);
 			*verified = false;
 		}
 		len = o->op == BENCH_OP_WRITE && o->mode == BENCH_MODE_LAT ? size - 1 : size;
@@ -491,7 +509,7 @@ static int finish_size(struct client *cl, bool *verified)
 		if (off != len) {
 			fprintf(stderr,
 			        "client: %s: data of size %" PRIu32 " differs at offset %zu\n",
-			        q->conn.name, size, off);
+			        rex_svc_conn_name(q->conn), size, off);
 			*verified = false;
 		}
 	}
@@ -507,17 +525,9 @@ static void set_busy_polled(struct client *cl, bool busy)
 {
 	unsigned i;
 
-	for (i = 0; i < cl->o.qps; i++) {
-		struct qp *q = &cl->qps[i];
-
-		q->conn.lcq.busy_polled = busy;
-		/* A connection draining needs its CQ's events too: its flushed
-		 * work requests end the drain (a dead server's, say). */
-		if (!busy && q->conn.state != REX_STATE_CLOSED) {
-			rex_loop_cq_arm(&q->conn.lcq);
-			qp_step(q);
-		}
-	}
+	for (i = 0; i < cl->o.qps; i++)
+		if (cl->qps[i].conn)
+			rex_svc_conn_set_busy(cl->qps[i].conn, busy);
 }
 
 int run_size(struct client *cl, uint32_t size, struct bench_row *row)

@@ -209,6 +209,11 @@ sweep)
 	[ "$op" = write ] && events=
 	client lat 0 -o "$op" -m lat -a --max-size 64 -n 100 $events --json "$dir/lat.json" --csv "$dir/lat.csv"
 	check lat lat 6
+	if [ "$op" = write ]; then
+		# -l 100: chains of 100 work requests, one post each.
+		client list 0 -o write -s 4K -n 1000 -l 100 --json "$dir/list.json" --csv "$dir/list.csv"
+		check list bw 1
+	fi
 	if [ "$op" = send ]; then
 		client dur 0 -o send -s 8K -D 1 -I 64 --json "$dir/dur.json" --csv "$dir/dur.csv"
 		check dur bw 1
