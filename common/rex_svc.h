@@ -340,7 +340,10 @@ int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t rec
  *        when its completion channel wakes it: for a program that
  *        busy-polls its connections between rounds of the loop. The
  *        callbacks run inside this call; never call it for a connection
- *        after its ops.closed().
+ *        after its ops.closed(). One call takes a CQ's worth at most:
+ *        what the callbacks post and complete meanwhile waits for the
+ *        next call (a stream that refills its window in ops.done() cannot
+ *        keep it, or the loop, busy for ever).
  */
 void rex_svc_conn_poll(struct rex_svc_conn *c);
 

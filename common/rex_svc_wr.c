@@ -43,15 +43,25 @@ static void deliver(struct rex_svc_conn *c, const struct ibv_wc *wc)
 void rex_svc_conn_poll(struct rex_svc_conn *c)
 {
 	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i;
+	int good, taken, i, budget;
 
+	if (!c->ac.cq)
+		return;
+	/* A CQ's worth a call, at most: what the callbacks post and complete
+	 * meanwhile (a stream refilling its window) waits for the next call,
+	 * so one busy connection cannot hold the loop (signals, deadlines, the
+	 * other connections) for ever. The CQ holds no more than that, so all
+	 * that was there when the call began is taken, and nothing is left
+	 * behind the loop's arming without an event to come for it. */
+	budget = c->ac.cq->cqe;
 	do {
 		good = rex_aconn_poll(&c->ac, wc, REX_ACONN_WC_BATCH, &taken);
+		budget -= taken;
 		/* A callback may close it: what follows is flushed news then. */
 		for (i = 0;
 		     i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
 			deliver(c, &wc[i]);
-	} while (taken == REX_ACONN_WC_BATCH);
+	} while (taken == REX_ACONN_WC_BATCH && budget > 0);
 	if (rex_svc_conn_open(c))
 		rex_svc_msgs_pump(c);
 	if (rex_svc_conn_open(c))
