@@ -11,7 +11,7 @@ bool all_established(const struct client *cl)
 	unsigned i;
 
 	for (i = 0; i < cl->o.qps; i++)
-		if (!cl->qps[i].up)
+		if (!cl->qps[i].up || !rex_svc_conn_open(cl->qps[i].conn))
 			return false;
 	return true;
 }

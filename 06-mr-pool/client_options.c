@@ -67,6 +67,15 @@ static int bad_usage(const char *fmt, ...)
 	return REX_OPTIONS_BAD;
 }
 
+/* The common hints, but this client names its server without -a. */
+static const char *client_hint(const char *call, int err)
+{
+	if (err == ECONNREFUSED)
+		return "compare SERVER_ADDRESS and -p with the address and port in the server's "
+		       "\"listening\" line";
+	return rex_options_hint(call, err);
+}
+
 /* [parse] */
 int parse_command_line(struct options *o, int argc, char **argv)
 {
@@ -79,7 +88,7 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	uint64_t v;
 	int opt, op;
 
-	rex_error_set_hint_hook(rex_options_hint);
+	rex_error_set_hint_hook(client_hint);
 	*o = (struct options){
 	    .port = REX_DEFAULT_PORT, .op = BENCH_OP_WRITE, .qps = 1, .max_size = SWEEP_MAX};
 	opterr = 0;

@@ -366,6 +366,11 @@ void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy);
  */
 int rex_svc_conn_set_pdata(struct rex_svc_conn *c, const void *pdata, size_t len);
 
+/** \brief Whether \p c may post work: its QP is up (a client's
+ *         established, a server's accepted) and nobody closed it. False
+ *         from the start of its close, long before ops.releasing(). */
+bool rex_svc_conn_open(const struct rex_svc_conn *c);
+
 /** \brief Scatter/gather entries per work request of \p c (0 before its QP exists). */
 uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c);
 

@@ -92,8 +92,6 @@ struct rex_svc_conn {
 
 /* rex_svc_wr.c: post sends of kind REX_SVC_SEND_*, numbered, their wr_ids kept. */
 int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind);
-/* Whether \p c may post work requests: its QP is up and it is not closing. */
-bool rex_svc_conn_open(const struct rex_svc_conn *c);
 /* The CQ function of every connection: completions delivered. */
 void rex_svc_on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq);
 
