@@ -183,9 +183,11 @@ struct rex_svc_ops {
 	/** ESTABLISHED, with the peer's private data (a client reads the
 	 *  server's answer here; a server gets none). */
 	void (*established)(struct rex_svc_conn *c, const void *pdata, size_t len);
-	/** Client: the server rejected the request, with its answer (none
-	 *  when nobody listens, or the helper refused); ops.closed()
-	 *  follows with REX_SVC_REJECTED. */
+	/** Client: the request was rejected, with the server's answer;
+	 *  ops.closed() follows with REX_SVC_REJECTED. A rejection by
+	 *  nobody listening, or by the server's helper itself, carries no
+	 *  answer of the program's: \p len is 0 then, or with raw_pdata,
+	 *  whatever bytes the CM delivered (the program's format tells). */
 	void (*rejected)(struct rex_svc_conn *c, const void *pdata, size_t len);
 	/** A message of \p len bytes: valid until it returns; its receive is
 	 *  posted again, and its credit owed to the peer, after it returns
