@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A post the device refuses part-way: the receives before the refused one
+ * are posted and counted, the refused one and those after it go back to
+ * the pool, and the error names ibv_post_srq_recv. A repost that fails
+ * gives its buffer back to the pool. No buffer is lost either way.
+ */
+#include <errno.h>
+
+#include "capture.h"
+#include "check.h"
+#include "srq_fixture.h"
+
+int main(void)
+{
+	struct rex_srq_attr attr = {.depth = 16, .low_water = 4};
+	struct fake_reg reg;
+	struct rex_pool *pool = fake_srq_pool(&reg, 16, 64);
+	struct rex_srq *srq = pool ? rex_srq_create(NULL, pool, &attr) : NULL;
+	struct rex_srq_stats st;
+	struct rex_pool_buf *b;
+	struct capture cap;
+	struct ibv_wc wc;
+	unsigned i;
+	char *text;
+
+	CHECK_TRUE(srq != NULL);
+	if (!srq)
+		return check_finish();
+	for (i = 0; i < 10; i++) {
+		wc = fake_srq_consume(1);
+		CHECK_INT_EQ(rex_srq_release(srq, rex_srq_take(srq, &wc)), 0);
+	}
+	CHECK_INT_EQ(fake_srq.count, 6);
+	fake_srq.post_fail_at = 3;
+	capture_begin(&cap);
+	CHECK_INT_EQ(rex_srq_refill(srq), -ENOMEM);
+	text = capture_end(&cap);
+	CHECK_STR_CONTAINS(text, "ibv_post_srq_recv: Cannot allocate memory");
+	free(text);
+	CHECK_INT_EQ(fake_srq.count, 8);
+	rex_srq_stats(srq, &st);
+	CHECK_INT_EQ(st.posted, 8);
+	CHECK_INT_EQ(fake_pool_free(pool), 8);
+	CHECK_INT_EQ(rex_srq_refill(srq), 8);
+	CHECK_INT_EQ(fake_srq.count, 16);
+
+	wc = fake_srq_consume(1);
+	b = rex_srq_take(srq, &wc);
+	fake_srq.post_fail_at = 1;
+	capture_begin(&cap);
+	CHECK_INT_EQ(rex_srq_repost(srq, b), -ENOMEM);
+	free(capture_end(&cap));
+	CHECK_INT_EQ(fake_pool_free(pool), 1);
+	CHECK_INT_EQ(rex_srq_destroy(srq), 0);
+	CHECK_INT_EQ(rex_pool_destroy(pool), 0);
+	return check_finish();
+}
