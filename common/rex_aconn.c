@@ -99,10 +99,11 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
 	 * large depths cannot wrap around to a small queue. */
 	uint64_t sends = (uint64_t)q->sends + 1;
 	uint64_t cqe = sends + recvs; /* room for a completion of every work request */
+	bool srq = q->srq != NULL;
 	int ret;
 
 	if (cqe > (uint64_t)dev->attr.max_cqe || sends > (uint32_t)dev->attr.max_qp_wr ||
-	    recvs > (uint32_t)dev->attr.max_qp_wr || sge > (uint32_t)dev->attr.max_sge) {
+	    (!srq && recvs > (uint32_t)dev->attr.max_qp_wr) || sge > (uint32_t)dev->attr.max_sge) {
 		rex_aconn_say(c,
 		              "%u sends (and the drain's marker) and %u receives of %u SGEs exceed "
 		              "the device's limits (max_qp_wr %d, max_cqe %d, max_sge %d)",
@@ -134,13 +135,14 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
 	    .qp_context = c, /* for the QP's asynchronous events */
 	    .send_cq = c->cq,
 	    .recv_cq = c->cq,
+	    .srq = q->srq, /* NULL: a receive queue of its own */
 	    .qp_type = IBV_QPT_RC,
 	    /* Selective signalling: a send completes silently unless flagged. */
 	    .sq_sig_all = 0,
 	    .cap = {.max_send_wr = (uint32_t)sends,
-	            .max_recv_wr = recvs,
+	            .max_recv_wr = srq ? 0 : recvs,
 	            .max_send_sge = sge,
-	            .max_recv_sge = sge,
+	            .max_recv_sge = srq ? 0 : sge,
 	            .max_inline_data = q->max_inline},
 	};
 	if (rdma_create_qp(c->id, dev->pd, &attr)) {
@@ -149,6 +151,7 @@ int rex_aconn_create_queues_with(struct rex_aconn *c, struct rex_aconn_dev *dev,
 		return ret;
 	}
 	c->qp = c->id->qp;
+	c->srq = srq;
 	return 0;
 }
 /* [create-queues] */
@@ -593,8 +596,20 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 }
 /* [deadline] */
 
+/* The receive completions of a shared queue left in the CQ of a QP just
+ * destroyed, to the program (their buffers are the queue's). */
+static void srq_leftovers(struct rex_aconn *c)
+{
+	struct ibv_wc wc[REX_ACONN_WC_BATCH];
+	int n, i;
+
+	while ((n = ibv_poll_cq(c->cq, REX_ACONN_WC_BATCH, wc)) > 0)
+		for (i = 0; i < n; i++)
+			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV && c->ops->srq_recv)
+				c->ops->srq_recv(c, &wc[i]);
+}
+
 /* [release] */
-/* [release-qp] */
 static void release(struct rex_loop *loop, void *arg)
 {
 	struct rex_aconn *c = arg;
@@ -611,6 +626,11 @@ static void release(struct rex_loop *loop, void *arg)
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
+	/* A receive of a shared queue that the stopped QP had begun comes
+	 * back flushed, in no set order with the drain's marker: the QP gone,
+	 * nothing more comes, and what is in the CQ goes back to the queue. */
+	if (c->srq && c->cq)
+		srq_leftovers(c);
 	if (c->cq) {
 		rex_loop_cq_ack(&c->lcq); /* ibv_destroy_cq() waits for every ack */
 		ret = ibv_destroy_cq(c->cq);

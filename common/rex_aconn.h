@@ -201,6 +201,11 @@ struct rex_aconn_ops {
 	/** Everything of the connection the helper owns is released (QP, CQ, CM
 	 *  id): release the program's buffers and free its structure. */
 	void (*released)(struct rex_aconn *c);
+	/** A connection on a shared receive queue: a receive completion that
+	 *  rex_aconn_poll() does not hand on (flushed, failed, or arrived
+	 *  after the peer's last word). Its buffer is the shared queue's:
+	 *  give it back (rex_srq.h). */
+	void (*srq_recv)(struct rex_aconn *c, const struct ibv_wc *wc);
 };
 
 /** \brief One RDMA device the program's connections use. */
@@ -210,6 +215,7 @@ struct rex_aconn_dev {
 	struct ibv_pd *pd;                     /**< all memory of its connections */
 	struct ibv_comp_channel *comp_channel; /**< all CQs of its connections */
 	void *user;                            /**< the program's (06: its memory pool) */
+	void *helper; /**< the layer above's (rex_svc: the device's shared receive queue) */
 	bool watching_channel;                 /**< the loop watches the completion channel */
 	bool watching_async;                   /**< the loop watches the async fd */
 	bool lost;                             /**< gone: released with its last connection */
@@ -235,8 +241,13 @@ struct rex_aconn_devs {
 	 *  holds (memory registered in the PD), and only for a device whose
 	 *  user the program set: a device that never got one has nothing of the
 	 *  program's. 0 or a negative errno (printed); on failure the PD is
-	 *  kept. NULL when the program has nothing. */
+	 *  kept. NULL when the program has nothing. Also called for a device
+	 *  whose helper is set. */
 	int (*dev_release)(struct rex_aconn_dev *dev);
+	/** An asynchronous event of a shared receive queue on \p dev
+	 *  (IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_SRQ_ERR): for whoever made
+	 *  it (rex_srq_async_event()). NULL: printed as any other event. */
+	void (*srq_event)(struct rex_aconn_dev *dev, const struct ibv_async_event *event);
 };
 
 /** \brief One connection: embed it in the program's own structure. */
@@ -259,7 +270,7 @@ struct rex_aconn {
 
 	uint64_t sq_posted;    /**< number of the last send posted */
 	uint64_t sq_done;      /**< every send up to this one has completed */
-	uint32_t recvs_posted; /**< receives posted and not completed */
+	uint32_t recvs_posted; /**< receives posted and not completed (none with an SRQ) */
 	uint64_t active_ns;    /**< when its last completion was taken (idle deadline) */
 	bool active_side;      /**< we sent the connect request */
 	bool await_disconnect; /**< we sent a disconnect request: DISCONNECTED will come */
@@ -268,6 +279,7 @@ struct rex_aconn {
 	bool peer_ended;       /**< the peer disconnected, and peer_left() expected it */
 	bool peer_closing;     /**< iWARP: the peer's close flushed our QP; DISCONNECTED is due */
 	bool drain_cut;        /**< released at the drain deadline, not drained */
+	bool srq;              /**< its receives are a shared queue's: not its own to drain */
 	/** The program's protocol has ended (a BYE answered): only the peer's
 	 *  disconnect is still to come, and an idle deadline that passes
 	 *  first closes the connection as done, not failed (a CM message
@@ -402,6 +414,13 @@ struct rex_aconn_queues {
 	uint32_t recvs;      /**< receive work requests posted, at most */
 	uint32_t max_sge;    /**< scatter/gather entries per work request (0: 1) */
 	uint32_t max_inline; /**< bytes of inline data per send */
+	/** Receives from this shared queue (rex_srq.h), none of the QP's own:
+	 *  \p recvs is then how many of them the connection may hold at once
+	 *  (the peer's credits), for the CQ's size. Its receive completions
+	 *  come to this connection's CQ; the one a stopped QP had begun comes
+	 *  back flushed, the rest stay in the queue for the others, so the
+	 *  drain waits for none of them. */
+	struct ibv_srq *srq;
 };
 
 /**
@@ -435,7 +454,8 @@ int rex_aconn_accept(struct rex_aconn *c, struct rdma_conn_param *param);
 /**
  * \brief Post the chain of receives \p first, counted; each wr_id's upper
  *        half becomes #REX_WR_RECV, its lower half (a slot) stays the caller's.
- * \return 0 or a negative errno (printed; those before the failed one count).
+ * \return 0 or a negative errno (printed; those before the failed one count);
+ *         -EINVAL on a shared receive queue (the receives are the queue's).
  */
 int rex_aconn_post_recv(struct rex_aconn *c, struct ibv_recv_wr *first);
 

@@ -22,6 +22,8 @@ int rex_aconn_post_recv(struct rex_aconn *c, struct ibv_recv_wr *first)
 	struct ibv_recv_wr *wr, *bad = NULL;
 	int ret;
 
+	if (c->srq)
+		return -EINVAL;
 	for (wr = first; wr; wr = wr->next)
 		wr->wr_id = rex_wr_id(REX_WR_RECV, rex_wr_id_slot(wr->wr_id));
 	ret = ibv_post_recv(c->qp, first, &bad); /* an errno value */
@@ -171,7 +173,8 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		 * send before it, signalled or not. */
 		kind = rex_wr_id_kind(wc[i].wr_id);
 		if (kind == REX_WR_RECV) {
-			c->recvs_posted--;
+			if (!c->srq)
+				c->recvs_posted--;
 		} else {
 			number = rex_aconn_send_number(c, wc[i].wr_id);
 			if (number > c->sq_done)
@@ -185,6 +188,8 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		}
 		/* A message the peer sent after its last word: the session ended
 		 * at its disconnect, and this was never read. */
+		if (c->srq && kind == REX_WR_RECV && c->ops->srq_recv)
+			c->ops->srq_recv(c, &wc[i]); /* its buffer is the queue's */
 		if (closing && c->peer_ended && kind == REX_WR_RECV &&
 		    wc[i].status == IBV_WC_SUCCESS) {
 			refuse_late(c, &wc[i]);

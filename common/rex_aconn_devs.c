@@ -217,7 +217,7 @@ static int device_release(struct rex_aconn_devs *devs, struct rex_aconn_dev *dev
 	if (dev->watching_channel)
 		rex_loop_remove_fd(devs->loop, dev->comp_channel->fd);
 	/* The program's memory in the PD first (06: its pool). */
-	if (devs->dev_release && dev->user)
+	if (devs->dev_release && (dev->user || dev->helper))
 		first = devs->dev_release(dev);
 	/* EBUSY while a CQ still uses the channel. */
 	if (dev->comp_channel) {
@@ -438,6 +438,14 @@ void rex_aconn_async_event(struct rex_loop *loop, const struct ibv_async_event *
 	case IBV_EVENT_PORT_ERR:
 		rex_errorf("%s: %s: port %d: its connections will fail", who, name,
 		           event->element.port_num);
+		break;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR:
+		if (dev->devs->srq_event) {
+			dev->devs->srq_event(dev, event);
+			break;
+		}
+		rex_errorf("%s: %s on %s", who, name, ibv_get_device_name(dev->verbs->device));
 		break;
 	case IBV_EVENT_DEVICE_FATAL:
 		/* Nothing on this device works any more, nothing will flush

@@ -20,6 +20,7 @@ struct rex_srq {
 	struct ibv_srq *srq;
 	struct rex_pool *pool;
 	uint32_t depth, low_water;
+	uint64_t tag; /* the high bits of every receive's wr_id */
 	bool armed;   /* the device will raise the limit event */
 	bool *posted; /* per pool buffer: posted in the SRQ now */
 	struct rex_srq_stats stats;
@@ -38,7 +39,8 @@ static int post_chain(struct rex_srq *s, uint32_t n)
 	for (i = 0; i < n && i < REX_SRQ_CHAIN && (buf = rex_pool_get(s->pool)); i++, got++) {
 		sge[i] = (struct ibv_sge){
 		    .addr = (uintptr_t)buf->addr, .length = (uint32_t)buf->size, .lkey = buf->lkey};
-		wr[i] = (struct ibv_recv_wr){.wr_id = buf->index, .sg_list = &sge[i], .num_sge = 1};
+		wr[i] = (struct ibv_recv_wr){
+		    .wr_id = s->tag | buf->index, .sg_list = &sge[i], .num_sge = 1};
 		if (i > 0)
 			wr[i - 1].next = &wr[i];
 	}
@@ -46,15 +48,15 @@ static int post_chain(struct rex_srq *s, uint32_t n)
 		return 0;
 	ret = ibv_post_srq_recv(s->srq, wr, &bad);
 	for (i = 0; i < got; i++) {
-		if (ret && bad && &wr[i] >= bad) {
-			rex_pool_put(s->pool, rex_pool_buf_at(s->pool, wr[i].wr_id));
+		uint32_t index = (uint32_t)wr[i].wr_id;
+
+		/* Those from the refused one on did not go (a provider that
+		 * did not say which: none went). */
+		if (ret && (!bad || &wr[i] >= bad)) {
+			rex_pool_put(s->pool, rex_pool_buf_at(s->pool, index));
 			continue;
 		}
-		if (ret && !bad) { /* a provider that did not say: none went */
-			rex_pool_put(s->pool, rex_pool_buf_at(s->pool, wr[i].wr_id));
-			continue;
-		}
-		s->posted[wr[i].wr_id] = true;
+		s->posted[index] = true;
 		s->stats.posted++;
 	}
 	if (ret) {
@@ -115,8 +117,9 @@ struct rex_srq *rex_srq_create(struct ibv_pd *pd, struct rex_pool *pool,
 	int err;
 
 	rex_pool_stats(pool, &ps);
-	if (attr->depth == 0 || attr->low_water >= attr->depth) {
-		rex_errorf("rex_srq_create: depth %u and low water %u: need 0 <= low water < depth",
+	if (attr->depth == 0 || attr->low_water >= attr->depth || (uint32_t)attr->wr_id_tag) {
+		rex_errorf("rex_srq_create: depth %u and low water %u: need 0 <= low water < depth "
+		           "(and a wr_id tag in the high 32 bits only)",
 		           attr->depth, attr->low_water);
 		errno = EINVAL;
 		return NULL;
@@ -139,6 +142,7 @@ struct rex_srq *rex_srq_create(struct ibv_pd *pd, struct rex_pool *pool,
 	                      .pool = pool,
 	                      .depth = attr->depth,
 	                      .low_water = attr->low_water,
+	                      .tag = attr->wr_id_tag,
 	                      .posted = s->posted};
 	s->stats.depth = attr->depth;
 	s->srq = ibv_create_srq(pd, &init);
@@ -204,14 +208,15 @@ struct rex_pool *rex_srq_pool(const struct rex_srq *s)
 
 struct rex_pool_buf *rex_srq_take(struct rex_srq *s, const struct ibv_wc *wc)
 {
-	struct rex_pool_buf *buf = rex_pool_buf_at(s->pool, wc->wr_id);
+	uint32_t index = (uint32_t)wc->wr_id;
+	struct rex_pool_buf *buf = rex_pool_buf_at(s->pool, index);
 
-	if (!buf || !s->posted[wc->wr_id]) {
+	if ((wc->wr_id & ~(uint64_t)UINT32_MAX) != s->tag || !buf || !s->posted[index]) {
 		rex_errorf("rex_srq_take: wr_id %llu is no receive posted in this SRQ",
 		           (unsigned long long)wc->wr_id);
 		return NULL;
 	}
-	s->posted[wc->wr_id] = false;
+	s->posted[index] = false;
 	s->stats.posted--;
 	s->stats.taken++;
 	if (s->stats.posted < s->stats.min_posted)
@@ -223,7 +228,8 @@ int rex_srq_repost(struct rex_srq *s, struct rex_pool_buf *buf)
 {
 	struct ibv_sge sge = {
 	    .addr = (uintptr_t)buf->addr, .length = (uint32_t)buf->size, .lkey = buf->lkey};
-	struct ibv_recv_wr wr = {.wr_id = buf->index, .sg_list = &sge, .num_sge = 1}, *bad;
+	struct ibv_recv_wr wr = {.wr_id = s->tag | buf->index, .sg_list = &sge, .num_sge = 1};
+	struct ibv_recv_wr *bad;
 	int ret = ibv_post_srq_recv(s->srq, &wr, &bad);
 
 	if (ret) {

@@ -51,7 +51,8 @@
  * rex_srq_destroy() finds the rest posted: once no QP uses the SRQ
  * (ibv_destroy_srq() refuses before that) they go back to the pool.
  *
- * The buffer's index in the pool is the receive's wr_id. Not thread-safe:
+ * The buffer's index in the pool is the receive's wr_id (plus
+ * rex_srq_attr::wr_id_tag). Not thread-safe:
  * one thread, or a lock around it. Failures are printed (rex_error.h)
  * before a function returns, with the failing call.
  *
@@ -77,6 +78,10 @@ struct rex_srq_attr {
 	 *  refills the queue; 0: no event (rex_srq_refill() by hand). Below
 	 *  depth. */
 	uint32_t low_water;
+	/** Added to every receive's wr_id, whose low 32 bits are the buffer's
+	 *  index: for a program that tells its completions apart by the high
+	 *  bits (rex_aconn.h: rex_wr_id(REX_WR_RECV, 0)). Low 32 bits zero. */
+	uint64_t wr_id_tag;
 };
 
 /** \brief Counts of a shared receive queue. */

@@ -18,9 +18,6 @@
 #include "rex_svc_priv.h"
 #include "rex_wire.h"
 
-/* The connection around the engine's record (the engine's callbacks get it). */
-#define CONN_OF(p) ((struct rex_svc_conn *)((char *)(p)-offsetof(struct rex_svc_conn, ac)))
-
 static const struct rex_aconn_ops engine_ops;
 
 const char *rex_svc_why_name(enum rex_svc_why why)
@@ -52,8 +49,12 @@ static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev,
 static int device_closing(struct rex_aconn_dev *dev)
 {
 	struct rex_svc *s = dev->devs->cm_arg;
+	/* The shared receive queue and its pool first: no QP is left. */
+	int ret = rex_svc_srq_release(dev);
 
-	return s->ops->device_closing ? s->ops->device_closing(s, dev->pd, dev->user) : 0;
+	if (ret == 0 && dev->user && s->ops->device_closing)
+		ret = s->ops->device_closing(s, dev->pd, dev->user);
+	return ret;
 }
 
 static void tell_stopped(struct rex_loop *loop, void *arg)
@@ -81,6 +82,17 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 		rex_errorf("rex_svc_create: raw private data cannot tell the credits of messages");
 		return NULL;
 	}
+	if (cfg->srq_recvs && !cfg->msg_size && !cfg->srq_buf_size) {
+		rex_errorf(
+		    "rex_svc_create: a shared receive queue needs srq_buf_size without messages");
+		return NULL;
+	}
+	if (cfg->srq_recvs && cfg->msg_size && cfg->msg_recvs > cfg->srq_recvs) {
+		rex_errorf("rex_svc_create: the shared receive queue (%u) holds less than one "
+		           "connection's credits (%u)",
+		           cfg->srq_recvs, cfg->msg_recvs);
+		return NULL;
+	}
 	if (!ops->closed || cfg->send_depth < 1 || cfg->max_sge < 1) {
 		rex_errorf("rex_svc_create: ops.closed, a send queue and one SGE are needed");
 		return NULL;
@@ -100,6 +112,7 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 		return NULL;
 	}
 	s->devs.dev_release = device_closing;
+	s->devs.srq_event = rex_svc_srq_event;
 	return s;
 }
 
@@ -200,8 +213,16 @@ static int books_alloc(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs)
 
 int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs)
 {
+	int ret;
+
 	if (c->svc->cfg.msg_size || c->ac.qp || sends < 1)
 		return -EINVAL;
+	/* On a shared receive queue: its share, if the queue has it. */
+	if (c->dev && c->svc->cfg.srq_recvs) {
+		ret = rex_svc_srq_promise(c, recvs);
+		if (ret)
+			return ret;
+	}
 	return books_alloc(c, sends, recvs);
 }
 
@@ -263,6 +284,7 @@ static void released(struct rex_aconn *ac)
 
 	if (rex_svc_msgs_destroy(c))
 		ac->failed = true;
+	rex_svc_srq_leave(c); /* its QP is gone: its share is free again */
 	/* Cut at the drain deadline: a failure, unless the protocol was done
 	 * and nothing was missing but the peer's answer to our disconnect (a
 	 * busy peer answers late; everything of ours had completed). */
@@ -304,6 +326,11 @@ static int make_queues(struct rex_svc_conn *c)
 	if (!dev)
 		return -ENODEV;
 	c->dev = dev;
+	/* A server's was promised with its request; a client's here. */
+	ret = rex_svc_srq_admit(c);
+	if (ret)
+		return ret;
+	q.srq = rex_svc_srq_queue(c) ? rex_srq_ibv(rex_svc_srq_queue(c)) : NULL;
 	ret = rex_aconn_create_queues_with(&c->ac, dev, &q, rex_svc_on_cq);
 	if (ret)
 		return ret;
@@ -313,8 +340,10 @@ static int make_queues(struct rex_svc_conn *c)
 		rex_report_errno("ibv_query_qp", ret);
 		return -ret;
 	}
-	c->max_sge = init.cap.max_send_sge < init.cap.max_recv_sge ? init.cap.max_send_sge
-	                                                           : init.cap.max_recv_sge;
+	/* A QP on a shared queue has no receive queue of its own: its
+	 * receives have the queue's one SGE. */
+	c->max_sge = init.cap.max_send_sge < init.cap.max_recv_sge || q.srq ? init.cap.max_send_sge
+	                                                                    : init.cap.max_recv_sge;
 	ret = rex_svc_msgs_create(c);
 	if (ret == 0 && c->svc->ops->ready)
 		ret = c->svc->ops->ready(c) ? -ECANCELED : 0;
@@ -410,9 +439,17 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	/* [accept] */
 	/* The program decides, with the client's private data; then the
 	 * queues, and from here every way out goes through DRAINING. */
+	/* Its share of the shared receive queue, before the program promises
+	 * it anything (rex_svc_conn_set_depths() may change it). */
+	if (rex_svc_srq_admit(c)) {
+		reject(s, ev->id, NULL, 0);
+		conn_free(c);
+		return;
+	}
 	if (s->ops->request && s->ops->request(c, pdata, plen, reply, &reply_len)) {
 		alen = pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
 		reject(s, ev->id, answer, alen);
+		rex_svc_srq_leave(c);
 		conn_free(c);
 		return;
 	}
@@ -618,4 +655,5 @@ static const struct rex_aconn_ops engine_ops = {
     .peer_left = peer_left,
     .cm_failed = cm_failed,
     .released = released,
+    .srq_recv = rex_svc_srq_recv,
 };

@@ -52,6 +52,24 @@
  * (rex_svc_hold()) rather than copy it: its credit stays with the helper,
  * so a peer cannot make the server keep more than its receive slots.
  *
+ * **One shared receive queue per device** (cfg.srq_recvs > 0;
+ * rex_svc_srq.c, rex_srq.h). The receives are the server's, not each
+ * connection's: one queue of cfg.srq_recvs receives per device, over a
+ * pool registered once, which every QP on the device takes from. A
+ * connection's share (msg_recvs with messages, its receive depth without)
+ * is promised from it when the connection is accepted or dialled, and
+ * given back when it ends: the peer's credits (or window) are its share,
+ * and the queue holds a receive for every credit of every peer, so no
+ * sender meets "receiver not ready". A connection whose share is not left
+ * is refused (rex_svc_stats::srq_full), with a line that says so. A read
+ * message's receive is posted again before its credit goes back, as
+ * without the queue; the queue's low-water event (a tenth of it) fires
+ * only when the program holds many messages at once, and refills from
+ * what the pool has. The receive memory, the MRs and the receive queues
+ * no longer grow with the connections: their number is bounded by the
+ * queue instead. A peer that sends beyond its credits is cut off (a bad
+ * message, or its CQ, sized for its share, overruns).
+ *
  * **Work requests of the program's own** (RDMA READ and WRITE, or a
  * service without messages): rex_svc_post_send() and rex_svc_post_recv().
  * The wr_id is the program's: the helper keeps its books beside it (send
@@ -93,8 +111,9 @@
  * inside it: one fd to watch and a deferred call, no timer (rex_loop_fd();
  * tests/copy-async/evloop.c does it for libevent).
  *
- * Copy rex_svc.c, rex_svc_wr.c, rex_svc_msg.c, rex_svc_priv.h, rex_svc.h and rex_wire.h,
- * with rex_buffers.c and what rex_aconn.h lists for itself. It needs
+ * Copy rex_svc.c, rex_svc_wr.c, rex_svc_msg.c, rex_svc_srq.c, rex_svc_priv.h,
+ * rex_svc.h and rex_wire.h, with rex_buffers.c, rex_srq.c, rex_pool.c (and
+ * their headers) and what rex_aconn.h lists for itself. It needs
  * libibverbs, librdmacm and Linux.
  */
 #ifndef REX_SVC_H
@@ -108,6 +127,7 @@
 
 #include "rex_aconn.h"
 #include "rex_loop.h"
+#include "rex_srq.h"
 
 /** Bytes of the program's private data each way, at most (the CM carries
  *  56 in a connect request; the helper uses 4 of them). */
@@ -151,6 +171,12 @@ struct rex_svc_config {
 	 *  client's connect request (0: none); a server grants what its
 	 *  client asks. The devices' limits cap both. */
 	uint8_t rd_atomic;
+	/** Receives of each device's shared queue (see above); 0: every
+	 *  connection has receives of its own. */
+	uint32_t srq_recvs;
+	/** Bytes of each shared receive, without messages (with messages:
+	 *  a message with its header). */
+	uint32_t srq_buf_size;
 	int backlog;         /**< connect requests the kernel keeps for a server */
 	struct rex_aconn_attr attr; /**< deadlines and transport settings (rex_aconn.h) */
 };
@@ -194,7 +220,10 @@ struct rex_svc_ops {
 	 *  (unless it called rex_svc_hold()). */
 	void (*message)(struct rex_svc_conn *c, const void *msg, uint32_t len);
 	/** A receive of rex_svc_post_recv() completed: \p wr_id is the
-	 *  program's, \p wc says how many bytes and the immediate. */
+	 *  program's, \p wc says how many bytes and the immediate. On a
+	 *  shared receive queue the receives are the helper's: \p wr_id is
+	 *  then the address of the bytes ((const void *)(uintptr_t)wr_id),
+	 *  valid until it returns, when the receive is posted again. */
 	void (*recv)(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 	/** A signalled work request of rex_svc_post_send() completed (and
 	 *  every unsignalled one before it): \p wr_id is the program's. */
@@ -293,6 +322,9 @@ struct rex_svc_stats {
 	unsigned long rejected; /**< requests refused: a bad header, ops.request(), stopping */
 	unsigned long closed;   /**< connections closed (ops.closed() called), whatever why */
 	unsigned long failed;   /**< of those, closed with a why other than REX_SVC_DONE */
+	/** Requests refused because the shared receive queue had not their
+	 *  share left (also counted in rejected, or a client's failed). */
+	unsigned long srq_full;
 	/** The listener's device went away, or the CM channel failed: the
 	 *  helper said so and stopped the service (as rex_svc_stop()). */
 	bool listener_lost;
@@ -300,6 +332,13 @@ struct rex_svc_stats {
 
 /** \brief The counts of \p svc. */
 void rex_svc_stats(const struct rex_svc *svc, struct rex_svc_stats *out);
+
+/**
+ * \brief The counts of the shared receive queues of \p svc, summed over
+ *        its devices (min_posted: the lowest of them).
+ * \return how many devices have one (0: \p out is all zero).
+ */
+int rex_svc_srq_stats(const struct rex_svc *svc, struct rex_srq_stats *out);
 
 /** \brief The program's pointer of \p c (NULL until set, or rex_svc_dial()'s). */
 void *rex_svc_conn_user(const struct rex_svc_conn *c);
@@ -332,8 +371,10 @@ void rex_svc_conn_set_dev_user(struct rex_svc_conn *c, void *dev_user);
 /**
  * \brief From ops.request(): \p c's queues, when they differ from the
  *        configuration's (a client that asked for a deeper window). Not
- *        with messages (their slots set the receive queue).
- * \return 0, -EINVAL (messages, or after the queues exist), -ENOMEM (printed).
+ *        with messages (their slots set the receive queue). On a shared
+ *        receive queue \p recvs is the connection's share of it.
+ * \return 0, -EINVAL (messages, or after the queues exist), -ENOMEM (printed),
+ *         -ENOBUFS (the shared receive queue has not \p recvs left; printed).
  */
 int rex_svc_conn_set_depths(struct rex_svc_conn *c, uint32_t sends, uint32_t recvs);
 
@@ -425,8 +466,8 @@ int rex_svc_post_send(struct rex_svc_conn *c, struct ibv_send_wr *first);
 /**
  * \brief Post the program's chain of receives (a service without
  *        messages), each completing through ops.recv() with its wr_id.
- * \return as rex_svc_post_send(); -EINVAL with messages (the helper owns
- *         the receives then).
+ * \return as rex_svc_post_send(); -EINVAL with messages or a shared
+ *         receive queue (the helper owns the receives then).
  */
 int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first);
 

@@ -20,17 +20,30 @@ static bool closing(const struct rex_svc_conn *c)
 	return c->ac.state == REX_STATE_DRAINING || c->ac.state == REX_STATE_CLOSED;
 }
 
-/* Post receive slot \p slot (again): one more credit owed to the peer. */
+/* Post receive slot \p slot (again): one more credit owed to the peer. On
+ * a shared receive queue the slot is the queue's buffer, posted there. */
 static int repost(struct rex_svc_conn *c, uint32_t slot)
 {
 	struct rex_svc_msgs *m = &c->msgs;
-	struct ibv_sge sge = rex_buffers_sge(&m->recv, slot, (uint32_t)m->recv.slot_size);
+	struct ibv_sge sge;
 	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
-	int ret = rex_aconn_post_recv(&c->ac, &wr);
+	int ret;
 
+	if (c->ac.srq) {
+		ret = rex_svc_srq_repost(c, slot);
+	} else {
+		sge = rex_buffers_sge(&m->recv, slot, (uint32_t)m->recv.slot_size);
+		ret = rex_aconn_post_recv(&c->ac, &wr);
+	}
 	if (ret == 0)
 		m->owed++;
 	return ret;
+}
+
+/* The bytes of receive slot \p slot (or of the shared queue's buffer). */
+static const uint8_t *slot_bytes(const struct rex_svc_conn *c, uint32_t slot)
+{
+	return c->ac.srq ? rex_svc_srq_bytes(c, slot) : rex_buffers_slot(&c->msgs.recv, slot);
 }
 
 int rex_svc_msgs_create(struct rex_svc_conn *c)
@@ -50,11 +63,15 @@ int rex_svc_msgs_create(struct rex_svc_conn *c)
 		rex_report_errno("calloc", errno);
 		return -ENOMEM;
 	}
+	/* The peer's credits, told with our private data: as many receives
+	 * as are posted for it, here or in the shared queue (its share). */
+	m->peer_may_send = cfg->msg_recvs;
 	/* The device writes the receive slots; it only reads the send slots. */
+	ret = rex_buffers_create(&m->send, c->ac.dev->pd, cfg->msg_sends, slot, 0);
+	if (ret || c->ac.srq)
+		return ret;
 	ret = rex_buffers_create(&m->recv, c->ac.dev->pd, cfg->msg_recvs, slot,
 	                         IBV_ACCESS_LOCAL_WRITE);
-	if (ret == 0)
-		ret = rex_buffers_create(&m->send, c->ac.dev->pd, cfg->msg_sends, slot, 0);
 	/* Every receive before the peer can send: each one a credit it gets
 	 * with our private data, not with a message. */
 	for (i = 0; ret == 0 && i < cfg->msg_recvs; i++)
@@ -70,6 +87,15 @@ int rex_svc_msgs_destroy(struct rex_svc_conn *c)
 	 * memory: rex_buffers.h). */
 	int a = rex_buffers_destroy(&m->send);
 	int b = rex_buffers_destroy(&m->recv);
+	uint32_t recvs = c->svc->cfg.msg_recvs;
+
+	/* Messages the program never took: their buffers are the shared
+	 * queue's, for the other connections (the QP is gone: no credit). */
+	for (; c->ac.srq && m->held && m->held_count > 0; m->held_count--) {
+		if (rex_svc_srq_repost(c, m->held[m->held_first].slot))
+			b = -1;
+		m->held_first = (m->held_first + 1) % recvs;
+	}
 
 	free(m->number);
 	free(m->len);
@@ -94,8 +120,7 @@ static void deliver_held(struct rex_svc_conn *c)
 
 		if (c->svc->ops->message) {
 			m->in_message = true;
-			c->svc->ops->message(
-			    c, rex_buffers_slot(&m->recv, h.slot) + REX_SVC_MSG_HEADER, h.len);
+			c->svc->ops->message(c, slot_bytes(c, h.slot) + REX_SVC_MSG_HEADER, h.len);
 			m->in_message = false;
 		}
 		if (m->hold_asked) {
@@ -105,8 +130,11 @@ static void deliver_held(struct rex_svc_conn *c)
 		}
 		m->held_first = (m->held_first + 1) % recvs;
 		m->held_count--;
-		if (closing(c))
-			return; /* closed by the program: nothing more goes on the queue */
+		if (closing(c)) {      /* closed by the program: no more credits */
+			if (c->ac.srq) /* the shared queue's buffer, for the others */
+				rex_svc_srq_repost(c, h.slot);
+			return;
+		}
 		if (repost(c, h.slot)) {
 			rex_aconn_close(&c->ac, true);
 			return;
@@ -127,9 +155,17 @@ void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
 {
 	struct rex_svc_msgs *m = &c->msgs;
 	uint32_t slot = rex_wr_id_slot(wc->wr_id);
-	const uint8_t *buf = rex_buffers_slot(&m->recv, slot);
+	const uint8_t *buf = slot_bytes(c, slot);
 	uint32_t returned, flags;
 
+	/* Each message, a credit-only one too, takes a credit. Without a
+	 * shared queue the transport enforces it (no receive: RNR); with
+	 * one, a sender past its credits takes other connections' receives. */
+	if (m->peer_may_send == 0) {
+		rex_aconn_say(&c->ac, "bad message: sent with no credit left");
+		goto out_fail;
+	}
+	m->peer_may_send--;
 	/* byte_len is what the device wrote: everything is checked against it. */
 	if (wc->byte_len < REX_SVC_MSG_HEADER ||
 	    wc->byte_len > REX_SVC_MSG_HEADER + c->svc->cfg.msg_size) {
@@ -168,6 +204,9 @@ void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
 	return;
 
 out_fail:
+	/* A shared queue's buffer goes back to it, for the others. */
+	if (c->ac.srq)
+		rex_svc_srq_repost(c, slot);
 	rex_aconn_close(&c->ac, true);
 }
 
@@ -195,6 +234,7 @@ static int post_slot(struct rex_svc_conn *c, uint32_t slot, uint8_t flags)
 	ret = rex_svc_post_kind(c, &wr, REX_SVC_SEND_MSG);
 	if (ret)
 		return ret;
+	m->peer_may_send += m->owed;
 	m->number[slot] = c->ac.sq_posted;
 	if (flags & REX_SVC_MSG_CREDIT_ONLY)
 		m->stats.credit_only++;

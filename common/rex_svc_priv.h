@@ -56,6 +56,7 @@ struct rex_svc_msgs {
 	uint32_t credits;        /* messages the peer has receives for */
 	uint32_t peer_recvs;     /* the peer's receive slots: credits never exceed them */
 	uint32_t owed;           /* receives posted again, not yet told to the peer */
+	uint32_t peer_may_send;  /* the credits the peer holds, by our books */
 	bool peer_low;           /* the peer is on its last credits */
 	struct rex_svc_msg_stats stats;
 	bool blocked; /* rex_svc_send() found no slot: ops.send_ready() when one is */
@@ -85,10 +86,14 @@ struct rex_svc_conn {
 	uint64_t *recv_ids; /* per receive slot (recv_depth): the program's wr_id */
 	uint32_t recv_next; /* next receive slot */
 	struct rex_svc_msgs msgs;
+	uint32_t srq_share;           /* receives of its device's shared queue promised to it */
 	struct sockaddr_storage dest; /* a client's server */
 	size_t pdata_len;             /* a client's private data */
 	uint8_t pdata[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
 };
+
+/* The connection around the engine's record (the engine's callbacks get it). */
+#define CONN_OF(p) ((struct rex_svc_conn *)((char *)(p)-offsetof(struct rex_svc_conn, ac)))
 
 /* rex_svc_wr.c: post sends of kind REX_SVC_SEND_*, numbered, their wr_ids kept. */
 int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t kind);
@@ -103,5 +108,30 @@ void rex_svc_msgs_pump(struct rex_svc_conn *c);
 /* After completions (never inside a program's call): messages held for a
  * send slot delivered again, then ops.send_ready(), when a slot is free. */
 void rex_svc_msgs_resume(struct rex_svc_conn *c);
+
+/* rex_svc_srq.c: one shared receive queue per device. */
+/* The share of \p c: msg_recvs with messages, its receive depth without. */
+uint32_t rex_svc_srq_share(const struct rex_svc_conn *c);
+/* Promise \p c its share of its device's queue (made with the first
+ * connection): 0, -ENOBUFS when the queue has not that much left
+ * (printed), -ENOMEM. Nothing without a queue. */
+int rex_svc_srq_admit(struct rex_svc_conn *c);
+/* Promise \p c \p share receives in place of what it has (set depths). */
+int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share);
+/* Give \p c's share back: its QP is gone, or it was refused. */
+void rex_svc_srq_leave(struct rex_svc_conn *c);
+/* The queue of \p c's device, or NULL. */
+struct rex_srq *rex_svc_srq_queue(const struct rex_svc_conn *c);
+/* The buffer of a receive completion, or NULL: \p c closed (printed). */
+struct rex_pool_buf *rex_svc_srq_take(struct rex_svc_conn *c, const struct ibv_wc *wc);
+/* Post buffer \p index again: 0, or a negative errno (printed). */
+int rex_svc_srq_repost(struct rex_svc_conn *c, uint32_t index);
+/* The bytes of buffer \p index. */
+const void *rex_svc_srq_bytes(const struct rex_svc_conn *c, uint32_t index);
+/* The engine's hooks: a receive the program does not see; an SRQ's
+ * asynchronous event; the device's queue and pool released. */
+void rex_svc_srq_recv(struct rex_aconn *ac, const struct ibv_wc *wc);
+void rex_svc_srq_event(struct rex_aconn_dev *dev, const struct ibv_async_event *event);
+int rex_svc_srq_release(struct rex_aconn_dev *dev);
 
 #endif /* REX_SVC_PRIV_H */

@@ -25,11 +25,21 @@ static void deliver(struct rex_svc_conn *c, const struct ibv_wc *wc)
 	uint32_t i;
 
 	if (rex_wr_id_kind(wc->wr_id) == REX_WR_RECV) {
+		if (c->ac.srq && !rex_svc_srq_take(c, wc))
+			return; /* no receive of the queue: closed */
 		if (c->svc->cfg.msg_size) {
 			rex_svc_msgs_received(c, wc);
 			return;
 		}
 		i = rex_wr_id_slot(wc->wr_id);
+		if (c->ac.srq) {
+			/* The queue's buffer: the bytes' address, posted again after. */
+			if (ops->recv)
+				ops->recv(c, (uintptr_t)rex_svc_srq_bytes(c, i), wc);
+			if (rex_svc_srq_repost(c, i))
+				rex_aconn_close(&c->ac, true);
+			return;
+		}
 		if (ops->recv)
 			ops->recv(c, c->recv_ids[i], wc);
 		return;
@@ -61,6 +71,10 @@ void rex_svc_conn_poll(struct rex_svc_conn *c)
 		for (i = 0;
 		     i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
 			deliver(c, &wc[i]);
+		/* Closed by a callback: a shared queue's receives go back to it. */
+		for (; i < good; i++)
+			if (c->ac.srq && rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV)
+				rex_svc_srq_recv(&c->ac, &wc[i]);
 	} while (taken == REX_ACONN_WC_BATCH && budget > 0);
 	if (rex_svc_conn_open(c))
 		rex_svc_msgs_pump(c);
@@ -122,7 +136,7 @@ int rex_svc_post_recv(struct rex_svc_conn *c, struct ibv_recv_wr *first)
 	struct ibv_recv_wr *wr;
 	int ret;
 
-	if (c->svc->cfg.msg_size)
+	if (c->svc->cfg.msg_size || c->svc->cfg.srq_recvs)
 		return -EINVAL;
 	if (!c->ac.qp || c->ac.state == REX_STATE_DRAINING || c->ac.state == REX_STATE_CLOSED)
 		return -ENOTCONN;

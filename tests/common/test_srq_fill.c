@@ -70,6 +70,33 @@ int main(void)
 	CHECK_INT_EQ(rex_srq_destroy(srq), 0);
 	CHECK_INT_EQ(fake_pool_free(pool), 64);
 
+	/* A tag in the high bits: on every wr_id, and asked of every completion. */
+	attr.wr_id_tag = (uint64_t)2 << 32;
+	srq = rex_srq_create(NULL, pool, &attr);
+	CHECK_TRUE(srq != NULL);
+	CHECK_INT_EQ(fake_srq.fifo[fake_srq.head] >> 32, 2);
+	{
+		struct ibv_wc wc = fake_srq_consume(8), untagged = wc;
+		struct capture cap2;
+
+		untagged.wr_id &= UINT32_MAX;
+		capture_begin(&cap2);
+		CHECK_TRUE(rex_srq_take(srq, &untagged) == NULL);
+		free(capture_end(&cap2));
+		CHECK_TRUE(rex_srq_take(srq, &wc) == rex_pool_buf_at(pool, (uint32_t)wc.wr_id));
+		CHECK_INT_EQ(rex_srq_release(srq, rex_pool_buf_at(pool, (uint32_t)wc.wr_id)), 0);
+	}
+	CHECK_INT_EQ(rex_srq_destroy(srq), 0);
+	CHECK_INT_EQ(fake_pool_free(pool), 64);
+	attr.wr_id_tag = 7; /* in the index's bits */
+	{
+		struct capture cap3;
+
+		capture_begin(&cap3);
+		CHECK_TRUE(rex_srq_create(NULL, pool, &attr) == NULL);
+		free(capture_end(&cap3));
+	}
+
 	refused(pool, 0, 0, EINVAL, "rex_srq_create: depth 0 and low water 0");
 	refused(pool, 8, 8, EINVAL, "need 0 <= low water < depth");
 	refused(pool, 65, 1, ENOBUFS, "depth 65, but the pool has 64 buffers free");
@@ -78,7 +105,7 @@ int main(void)
 	fake_srq.create_errno = 0;
 	fake_srq.post_fail_at = 5;
 	refused(pool, 32, 4, ENOMEM, "ibv_post_srq_recv: Cannot allocate memory");
-	CHECK_INT_EQ(fake_srq.destroys, 2);
+	CHECK_INT_EQ(fake_srq.destroys, 3); /* the tagged queue, then the two refused */
 
 	CHECK_INT_EQ(rex_pool_destroy(pool), 0);
 	return check_finish();

@@ -7,7 +7,8 @@
  * line that says why and the connection closed as failed; a good message
  * is delivered, returns its credits and has its receive posted again; and
  * the last credit goes only with credits returned; a message the program
- * holds keeps its receive and its credit, and comes again first.
+ * holds keeps its receive and its credit, and comes again first; a
+ * message beyond the credits the peer was given is refused.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -123,6 +124,7 @@ static void setup(struct fixture *f, uint32_t credits)
 	buffers(&f->c.msgs.send, 4);
 	f->c.msgs.peer_recvs = 4;
 	f->c.msgs.credits = credits;
+	f->c.msgs.peer_may_send = 4; /* the credits we told the peer */
 	recvs_posted = sends_posted = 0;
 	delivered_len = 0;
 	ndelivered = 0;
@@ -269,6 +271,36 @@ int main(void)
 	/* The two credits owed went with the message that waited for them. */
 	CHECK_INT_EQ(sends_posted, 4);
 	CHECK_INT_EQ(last_sent[1], 2);
+	teardown(&f);
+
+	/* Our books of the peer's credits: 4 told, each message takes one, each
+	 * credit we return gives one back; a fifth message with none returned
+	 * was sent with no credit (on a shared receive queue it would take
+	 * another connection's receive): refused. */
+	setup(&f, 4);
+	f.c.ac.qp = &qp;
+	for (int i = 0; i < 4; i++)
+		arrive(&f, (uint32_t)i, 'm');
+	CHECK_INT_EQ(f.c.msgs.peer_may_send, 0);
+	CHECK_INT_EQ(f.c.msgs.owed, 4);
+	rex_svc_msgs_pump(&f.c); /* the 4 owed go back alone */
+	CHECK_INT_EQ(f.c.msgs.peer_may_send, 4);
+	for (int i = 0; i < 4; i++)
+		arrive(&f, (uint32_t)i, 'n');
+	CHECK_TRUE(!f.c.ac.failed);
+	{
+		struct capture cap;
+		char *text;
+
+		f.c.ac.qp = NULL; /* refused: no QP to move */
+		capture_begin(&cap);
+		arrive(&f, 0, 'o');
+		text = capture_end(&cap);
+		CHECK_STR_CONTAINS(text, "test: connection 1: bad message: sent with no credit left");
+		free(text);
+	}
+	CHECK_TRUE(f.c.ac.failed);
+	CHECK_INT_EQ(ndelivered, 8);
 	teardown(&f);
 
 	/* Half the receives owed and nothing to send: the credits go alone. */

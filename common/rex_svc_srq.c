@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rex_svc_srq.c: a service's connections on one shared receive queue per
+ * device (rex_svc.h says the rules; rex_srq.h is the queue): the queue and
+ * its pool made with the device's first connection, each connection's
+ * share promised from it before the accept and given back at the end, and
+ * the receives posted again as soon as the program has read them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rex_error.h"
+#include "rex_svc_priv.h"
+
+/* One per device, its dev->helper. */
+struct rex_svc_srq {
+	struct rex_pool *pool;
+	struct rex_srq *srq;
+	uint32_t promised; /* the shares of the connections on it */
+};
+
+static struct rex_svc_srq *srq_of_dev(const struct rex_aconn_dev *dev)
+{
+	return dev ? dev->helper : NULL;
+}
+
+struct rex_srq *rex_svc_srq_queue(const struct rex_svc_conn *c)
+{
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+
+	return d ? d->srq : NULL;
+}
+
+uint32_t rex_svc_srq_share(const struct rex_svc_conn *c)
+{
+	return c->svc->cfg.msg_size ? c->svc->cfg.msg_recvs : c->recv_depth;
+}
+
+/* The device's queue, over a pool of as many receive buffers: registered
+ * once, for the device to write. */
+static struct rex_svc_srq *srq_make(const struct rex_svc *s, struct rex_aconn_dev *dev)
+{
+	const struct rex_svc_config *cfg = &s->cfg;
+	struct rex_pool_attr pattr = {
+	    .buf_size =
+	        cfg->msg_size ? REX_SVC_MSG_HEADER + (size_t)cfg->msg_size : cfg->srq_buf_size,
+	    .count = cfg->srq_recvs,
+	    .access = IBV_ACCESS_LOCAL_WRITE,
+	};
+	/* Posted again one by one as messages are read, the queue stays
+	 * full; it runs low only while the program holds messages, and the
+	 * event then takes what the pool has. */
+	struct rex_srq_attr qattr = {
+	    .depth = cfg->srq_recvs,
+	    .low_water = cfg->srq_recvs / 8,
+	    .wr_id_tag = rex_wr_id(REX_WR_RECV, 0),
+	};
+	struct rex_svc_srq *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		rex_report_errno("calloc", errno);
+		return NULL;
+	}
+	d->pool = rex_pool_create(dev->pd, &pattr);
+	if (d->pool)
+		d->srq = rex_srq_create(dev->pd, d->pool, &qattr);
+	if (!d->srq) {
+		rex_pool_destroy(d->pool);
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
+{
+	struct rex_svc *s = c->svc;
+	struct rex_svc_srq *d;
+	uint32_t left;
+
+	if (!s->cfg.srq_recvs || (c->srq_share && c->srq_share == share))
+		return 0;
+	d = srq_of_dev(c->dev);
+	if (!d) {
+		d = srq_make(s, c->dev);
+		if (!d)
+			return -ENOMEM;
+		c->dev->helper = d;
+	}
+	/* Every credit a peer holds is a receive posted: a share is promised
+	 * only while the queue has it unpromised. */
+	left = s->cfg.srq_recvs - d->promised + c->srq_share;
+	if (share == 0 || share > left) {
+		rex_errorf("%s: %s: refused: the shared receive queue has %u of %u receives "
+		           "unpromised, and this connection needs %u",
+		           s->cfg.who, c->ac.name, left, s->cfg.srq_recvs, share);
+		s->stats.srq_full++;
+		return -ENOBUFS;
+	}
+	d->promised += share - c->srq_share;
+	c->srq_share = share;
+	return 0;
+}
+
+int rex_svc_srq_admit(struct rex_svc_conn *c)
+{
+	return c->srq_share ? 0 : rex_svc_srq_promise(c, rex_svc_srq_share(c));
+}
+
+void rex_svc_srq_leave(struct rex_svc_conn *c)
+{
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+
+	if (d && c->srq_share)
+		d->promised -= c->srq_share;
+	c->srq_share = 0;
+}
+
+struct rex_pool_buf *rex_svc_srq_take(struct rex_svc_conn *c, const struct ibv_wc *wc)
+{
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+	struct rex_pool_buf *buf = d ? rex_srq_take(d->srq, wc) : NULL;
+
+	if (!buf)
+		rex_aconn_close(&c->ac, true); /* printed */
+	return buf;
+}
+
+int rex_svc_srq_repost(struct rex_svc_conn *c, uint32_t index)
+{
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+
+	return rex_srq_repost(d->srq, rex_pool_buf_at(d->pool, index));
+}
+
+const void *rex_svc_srq_bytes(const struct rex_svc_conn *c, uint32_t index)
+{
+	return rex_pool_buf_at(srq_of_dev(c->dev)->pool, index)->addr;
+}
+
+/* The engine's: a receive the program will not see (flushed, failed,
+ * late). Back into the queue for the other connections. */
+void rex_svc_srq_recv(struct rex_aconn *ac, const struct ibv_wc *wc)
+{
+	struct rex_svc_conn *c = CONN_OF(ac);
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+	struct rex_pool_buf *buf = d ? rex_srq_take(d->srq, wc) : NULL;
+
+	if (buf && rex_srq_repost(d->srq, buf))
+		ac->failed = true; /* printed; the buffer is back in the pool */
+}
+
+void rex_svc_srq_event(struct rex_aconn_dev *dev, const struct ibv_async_event *event)
+{
+	struct rex_svc *s = dev->devs->cm_arg;
+
+	if (rex_srq_async_event(event) >= 0 || !dev->helper)
+		return;
+	/* The queue failed (printed): its connections cannot receive. */
+	rex_errorf("%s: closing the connections of %s", s->cfg.who,
+	           ibv_get_device_name(dev->verbs->device));
+	for (struct rex_aconn *ac = dev->conns; ac; ac = ac->dev_next)
+		rex_aconn_close(ac, true);
+}
+
+int rex_svc_srq_release(struct rex_aconn_dev *dev)
+{
+	struct rex_svc_srq *d = srq_of_dev(dev);
+	int ret;
+
+	if (!d)
+		return 0;
+	/* No QP is left on the device: the queue goes, its buffers back to
+	 * the pool, then the pool's registration. */
+	ret = rex_srq_destroy(d->srq);
+	if (ret == 0)
+		ret = rex_pool_destroy(d->pool);
+	if (ret)
+		return ret; /* printed; kept, as the memory may still be the device's */
+	free(d);
+	dev->helper = NULL;
+	return 0;
+}
+
+int rex_svc_srq_stats(const struct rex_svc *s, struct rex_srq_stats *out)
+{
+	const struct rex_aconn_dev *dev;
+	struct rex_srq_stats st;
+	int n = 0;
+
+	*out = (struct rex_srq_stats){0};
+	for (dev = s->devs.first; dev; dev = dev->next) {
+		if (!srq_of_dev(dev))
+			continue;
+		rex_srq_stats(srq_of_dev(dev)->srq, &st);
+		out->depth += st.depth;
+		out->posted += st.posted;
+		out->min_posted =
+		    n++ ? (st.min_posted < out->min_posted ? st.min_posted : out->min_posted)
+		        : st.min_posted;
+		out->taken += st.taken;
+		out->reposted += st.reposted;
+		out->refills += st.refills;
+		out->limit_events += st.limit_events;
+		out->dry += st.dry;
+	}
+	return n;
+}
