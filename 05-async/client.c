@@ -53,7 +53,7 @@
 #define DEFAULT_COUNT 1000    /* messages per connection (-n) */
 #define MAX_COUNT     1000000 /* per connection */
 #define MAX_WINDOW    64      /* messages in flight per connection (-w) */
-#define MAX_QPS       256     /* connections (-q): a QP, a CQ, 2 regions each */
+#define MAX_QPS       1024    /* connections (-q): a QP, a CQ, 2 regions each */
 /* We keep the round-trip time of every message, 8 bytes each: COUNT times
  * CONNECTIONS at most 4 Mi (32 MiB). */
 #define MAX_SAMPLES (4u << 20)
@@ -68,6 +68,7 @@ struct connection {
 	uint64_t sent;            /* DATA messages handed to the helper */
 	uint64_t echoed;          /* their echoes, checked */
 	struct timespec *sent_at; /* when message i was sent, at [i % window] */
+	double setup_ms;          /* from its dial to its ESTABLISHED */
 	double *rtt_us;           /* this connection's slice of client->rtt_us */
 	bool bye_sent, bye_answered;
 	bool failed;
@@ -229,10 +230,14 @@ static void on_established(struct rex_svc_conn *c, const void *pdata, size_t len
 	struct connection *cn = rex_svc_conn_user(c);
 	struct client *cl = cn->client;
 
+	struct timespec now;
+
 	(void)pdata;
 	(void)len;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	cn->setup_ms = seconds_between(&cl->start, &now) * 1e3; /* all are dialled at start */
 	if (++cl->established == cl->opts.qps) {
-		clock_gettime(CLOCK_MONOTONIC, &cl->all_established);
+		cl->all_established = now;
 		printf("client: %u connection%s established in %.3f s\n", cl->established,
 		       cl->established == 1 ? "" : "s",
 		       seconds_between(&cl->start, &cl->all_established));
@@ -335,6 +340,21 @@ static double percentile(const double *sorted, size_t n, unsigned p)
 	return sorted[rank ? rank - 1 : 0];
 }
 
+/* From the dials to each ESTABLISHED, of those established. */
+static void report_setup(struct client *cl)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < cl->opts.qps; i++)
+		if (cl->conns[i].setup_ms > 0)
+			cl->rtt_us[n++] = cl->conns[i].setup_ms; /* rtt_us is free: reused */
+	if (n == 0)
+		return;
+	qsort(cl->rtt_us, n, sizeof(*cl->rtt_us), compare_double);
+	printf("client: setup ms: count %u median %.1f p99 %.1f max %.1f\n", n,
+	       percentile(cl->rtt_us, n, 50), percentile(cl->rtt_us, n, 99), cl->rtt_us[n - 1]);
+}
+
 static void report(struct client *cl)
 {
 	uint64_t total = 0;
@@ -363,6 +383,7 @@ static void report(struct client *cl)
 		       cl->rtt_us[0], percentile(cl->rtt_us, n, 50), percentile(cl->rtt_us, n, 99),
 		       cl->rtt_us[n - 1]);
 	}
+	report_setup(cl);
 	printf("client: done: %u connection%s, %u failed\n", cl->opts.qps,
 	       cl->opts.qps == 1 ? "" : "s", cl->failed);
 }

@@ -86,11 +86,25 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	    .summary = "echo the messages of many 05-async-client connections at once, "
 	               "from one thread, until SIGINT or SIGTERM",
 	    .is_server = true,
+	    /* Chapter 06's shared receive queue (docs/06-mr-pool-srq.md): every
+	     * connection's receives from one queue, its share its credits. */
+	    .flags = REX_OPT_SRQ,
+	    .max_srq = SERVER_RECVS * SERVER_MAX_CONNS,
 	};
+
+	int ret;
 
 	/* Error messages end with hints about this project's flags and lab. */
 	rex_error_set_hint_hook(rex_options_hint);
-	return rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
+	ret = rex_options_parse(&spec, argc, argv, &s->opts, stdout, stderr);
+	if (ret == REX_OPTIONS_OK && s->opts.srq && s->opts.srq < SERVER_RECVS) {
+		fprintf(stderr,
+		        "%s: -S %" PRIu32 ": fewer receives than one connection's %u credits\n",
+		        PROGRAM, s->opts.srq, SERVER_RECVS);
+		rex_options_usage(&spec, stderr);
+		return REX_OPTIONS_BAD;
+	}
+	return ret;
 }
 
 /* [request] */
@@ -248,11 +262,17 @@ static int serve(struct server *s)
 	cfg.msg_sends = SERVER_SENDS;
 	cfg.send_depth = SERVER_SENDS;
 	cfg.backlog = LISTEN_BACKLOG;
+	cfg.srq_recvs = s->opts.srq;
 	s->svc = rex_svc_create(s->loop, &cfg, &ops, s);
 	if (!s->svc || rex_svc_serve(s->svc, s->opts.addr, s->opts.port))
 		return -1;
 	printf("server: listening on %s port %u\n", s->opts.addr ? s->opts.addr : "0.0.0.0",
 	       (unsigned)s->opts.port);
+	if (cfg.srq_recvs)
+		printf("server: one shared receive queue of %u receives per device: %u "
+		       "connections at most, each starting with %u credits, up to %u\n",
+		       cfg.srq_recvs, cfg.srq_recvs / REX_SVC_SRQ_FIRST, REX_SVC_SRQ_FIRST,
+		       cfg.msg_recvs);
 	return 0;
 }
 /* [serve] */
@@ -261,11 +281,16 @@ static int serve(struct server *s)
 static int report_totals(const struct server *s)
 {
 	struct rex_svc_stats st;
+	struct rex_srq_stats q;
 
 	rex_svc_stats(s->svc, &st);
 	printf("server: done: %lu connection%s served, %lu failed, %lu rejected; %" PRIu64
 	       " messages echoed\n",
 	       st.closed, st.closed == 1 ? "" : "s", st.failed, st.rejected, s->echoed);
+	if (rex_svc_srq_stats(s->svc, &q))
+		printf("server: shared receive queue: %u receives, %" PRIu64 " taken, %u posted "
+		       "at the fewest, %" PRIu64 " low-water events, %lu connections refused\n",
+		       q.depth, q.taken, q.min_posted, q.limit_events, st.srq_full);
 	return st.listener_lost ? -1 : 0;
 }
 /* [report] */

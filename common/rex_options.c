@@ -18,7 +18,7 @@
 /* "+" stops at the first non-option (argv is never reordered); ":" makes a
  * missing value come back as ':' so it gets its own message. */
 #define OPTSTRING_BASE "+:a:p:vh"
-#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:k:c:q:")
+#define OPTSTRING_MAX  sizeof(OPTSTRING_BASE "s:n:w:k:c:q:S:")
 
 /* Room for a size such as "18446744073709551615" or "16G". */
 #define SIZE_TEXT_LEN 24
@@ -46,6 +46,8 @@ static struct rex_options_spec with_limits(const struct rex_options_spec *spec)
 		s.max_slots = UINT32_MAX;
 	if (s.max_qps == 0)
 		s.max_qps = UINT32_MAX;
+	if (s.max_srq == 0)
+		s.max_srq = UINT32_MAX;
 	return s;
 }
 
@@ -196,14 +198,15 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 	uint16_t port = def->port ? def->port : REX_DEFAULT_PORT;
 	char a[SIZE_TEXT_LEN], b[SIZE_TEXT_LEN], c[SIZE_TEXT_LEN];
 
-	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s%s [-v] [-h]\n", program_name(spec),
+	fprintf(stream, "usage: %s %s [-p PORT]%s%s%s%s%s%s%s [-v] [-h]\n", program_name(spec),
 	        spec->is_server ? "[-a ADDR]" : "-a ADDR",
 	        enabled(spec, REX_OPT_SIZE) ? " [-s SIZE]" : "",
 	        enabled(spec, REX_OPT_COUNT) ? " [-n COUNT]" : "",
 	        enabled(spec, REX_OPT_WINDOW) ? " [-w WINDOW]" : "",
 	        enabled(spec, REX_OPT_SLOTS) ? " [-k SLOTS]" : "",
 	        enabled(spec, REX_OPT_CLIENTS) ? " [-c CLIENTS]" : "",
-	        enabled(spec, REX_OPT_QPS) ? " [-q CONNECTIONS]" : "");
+	        enabled(spec, REX_OPT_QPS) ? " [-q CONNECTIONS]" : "",
+	        enabled(spec, REX_OPT_SRQ) ? " [-S RECVS]" : "");
 	if (spec->summary)
 		fprintf(stream, "  %s\n", spec->summary);
 
@@ -248,6 +251,13 @@ void rex_options_usage(const struct rex_options_spec *given, FILE *stream)
 		        "  -q CONNECTIONS  connections (queue pairs) at once, 1..%" PRIu32
 		        " (default %" PRIu32 ")\n",
 		        spec->max_qps, def->qps);
+	if (enabled(spec, REX_OPT_SRQ))
+		fprintf(stream,
+		        "  -S RECVS    one shared receive queue of RECVS receives for every "
+		        "connection,\n"
+		        "              0..%" PRIu32
+		        ", 0 = each connection its own (default %" PRIu32 ")\n",
+		        spec->max_srq, def->srq);
 	fprintf(stream, "  -v          verbose: debug lines to stderr\n");
 	fprintf(stream, "  -h, --help  print this help and exit\n");
 	fprintf(stream, "  --version   print the version and exit\n");
@@ -322,6 +332,8 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 		strcat(optstring, "c:");
 	if (enabled(spec, REX_OPT_QPS))
 		strcat(optstring, "q:");
+	if (enabled(spec, REX_OPT_SRQ))
+		strcat(optstring, "S:");
 
 	/* getopt() keeps its position in globals: 0 makes glibc start afresh. */
 	optind = 0;
@@ -400,6 +412,15 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 				                 range);
 			}
 			out->qps = (uint32_t)v;
+			break;
+		case 'S':
+			ret = rex_parse_uint(optarg, 0, spec->max_srq, &v);
+			if (ret) {
+				snprintf(range, sizeof(range), "0..%" PRIu32, spec->max_srq);
+				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
+				                 range);
+			}
+			out->srq = (uint32_t)v;
 			break;
 		case 'v':
 			out->verbose = true;

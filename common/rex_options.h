@@ -63,6 +63,7 @@ enum rex_option_flag {
 	REX_OPT_CLIENTS = 1u << 3, /**< -c CLIENTS (servers) */
 	REX_OPT_SLOTS = 1u << 4,   /**< -k SLOTS: buffers in a ring (chapter 04 on) */
 	REX_OPT_QPS = 1u << 5,     /**< -q CONNECTIONS (clients, chapter 05 on) */
+	REX_OPT_SRQ = 1u << 6,     /**< -S RECVS: a shared receive queue (servers, chapter 06 on) */
 };
 
 /** The values of a parsed command line. */
@@ -76,6 +77,7 @@ struct rex_options {
 	uint32_t slots;   /**< -k */
 	bool verbose;     /**< -v */
 	uint32_t qps;     /**< -q: connections at once */
+	uint32_t srq;     /**< -S: receives of a shared receive queue; 0: none */
 };
 
 /** What a program accepts: its flags, defaults and ranges. */
@@ -94,6 +96,7 @@ struct rex_options_spec {
 	uint32_t min_slots;   /**< smallest -k accepted */
 	uint32_t max_slots;   /**< largest -k accepted; 0: no upper limit */
 	uint32_t max_qps;     /**< -q ranges over 1..max_qps; 0: no upper limit */
+	uint32_t max_srq;     /**< -S ranges over 0..max_srq; 0: no upper limit */
 };
 
 /** What rex_options_parse() found. */

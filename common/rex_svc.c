@@ -350,22 +350,50 @@ static int make_queues(struct rex_svc_conn *c)
 	return ret;
 }
 
-/* Our header in front of the program's private data: version, its length, credits. */
-static size_t pdata_encode(const struct rex_svc *s, uint8_t *out, const void *pdata, size_t len)
+/* [pdata] */
+/* Our header in front of the program's private data: version, its length,
+ * the credits the peer starts with; and, in version 2 (a server on a shared
+ * receive queue), the most it may ever hold. */
+static size_t pdata_encode_credits(const struct rex_svc *s, uint8_t *out, const void *pdata,
+                                   size_t len, uint32_t credits, uint32_t cap)
 {
-	uint16_t credits = s->cfg.msg_size ? (uint16_t)s->cfg.msg_recvs : 0;
+	size_t header = cap > credits ? REX_SVC_PDATA_HEADER_2 : REX_SVC_PDATA_HEADER;
 
 	if (s->cfg.raw_pdata) {
 		if (len)
 			memcpy(out, pdata, len);
 		return len;
 	}
-	out[0] = REX_SVC_PDATA_VERSION;
+	out[0] = cap > credits ? REX_SVC_PDATA_VERSION_2 : REX_SVC_PDATA_VERSION;
 	out[1] = (uint8_t)len;
-	rex_put_be16(out + 2, credits);
+	rex_put_be16(out + 2, (uint16_t)credits);
+	if (cap > credits)
+		rex_put_be16(out + 4, (uint16_t)cap);
 	if (len)
-		memcpy(out + REX_SVC_PDATA_HEADER, pdata, len);
-	return REX_SVC_PDATA_HEADER + len;
+		memcpy(out + header, pdata, len);
+	return header + len;
+}
+
+static size_t pdata_encode(const struct rex_svc *s, uint8_t *out, const void *pdata, size_t len)
+{
+	uint32_t credits = s->cfg.msg_size ? s->cfg.msg_recvs : 0;
+
+	return pdata_encode_credits(s, out, pdata, len, credits, credits);
+}
+
+/* The length of a header of ours at \p p (\p len bytes), with its credits
+ * and cap; 0 when it is none. */
+static size_t pdata_header(const uint8_t *p, size_t len, uint32_t *credits, uint32_t *cap)
+{
+	size_t header =
+	    len && p[0] == REX_SVC_PDATA_VERSION_2 ? REX_SVC_PDATA_HEADER_2 : REX_SVC_PDATA_HEADER;
+
+	if (len < header || (p[0] != REX_SVC_PDATA_VERSION && p[0] != REX_SVC_PDATA_VERSION_2) ||
+	    p[1] > REX_SVC_PDATA_MAX || p[1] > len - header)
+		return 0;
+	*credits = rex_get_be16(p + 2);
+	*cap = header == REX_SVC_PDATA_HEADER_2 ? rex_get_be16(p + 4) : *credits;
+	return *cap < *credits ? 0 : header;
 }
 
 /* The peer's header: checked before anything of it is used. */
@@ -373,21 +401,22 @@ static int pdata_decode(struct rex_svc_conn *c, const struct rex_cm_event *ev,
                         const uint8_t **pdata, size_t *len)
 {
 	const uint8_t *p = ev->private_data;
-	uint32_t credits;
+	uint32_t credits = 0, cap = 0;
+	size_t header;
 
 	if (c->svc->cfg.raw_pdata) {
 		*pdata = p;
 		*len = ev->private_data_len;
 		return 0;
 	}
-	if (ev->private_data_len < REX_SVC_PDATA_HEADER || p[0] != REX_SVC_PDATA_VERSION ||
-	    p[1] > REX_SVC_PDATA_MAX || p[1] > ev->private_data_len - REX_SVC_PDATA_HEADER) {
+	header = pdata_header(p, ev->private_data_len, &credits, &cap);
+	/* Version 2 only in a server's accept: a client's request says one number. */
+	if (!header || (header == REX_SVC_PDATA_HEADER_2 && !c->ac.active_side)) {
 		rex_aconn_say(
 		    &c->ac, "the peer's private data is not this helper's (%zu bytes, version %u)",
 		    ev->private_data_len, ev->private_data_len ? p[0] : 0);
 		return -EPROTO;
 	}
-	credits = rex_get_be16(p + 2);
 	if (c->svc->cfg.msg_size && credits < 4) {
 		rex_aconn_say(
 		    &c->ac, "the peer offers %u receive slots for messages; 4 at least are needed",
@@ -395,11 +424,12 @@ static int pdata_decode(struct rex_svc_conn *c, const struct rex_cm_event *ev,
 		return -EPROTO;
 	}
 	c->msgs.credits = credits;
-	c->msgs.peer_recvs = credits;
-	*pdata = p + REX_SVC_PDATA_HEADER;
+	c->msgs.peer_recvs = cap; /* what it may return credits up to */
+	*pdata = p + header;
 	*len = p[1];
 	return 0;
 }
+/* [pdata] */
 
 /* --- server ------------------------------------------------------------------ */
 
@@ -414,7 +444,7 @@ static void reject(struct rex_svc *s, struct rdma_cm_id *id, const void *pdata, 
 
 static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 {
-	uint8_t answer[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
+	uint8_t answer[REX_SVC_PDATA_HEADER_2 + REX_SVC_PDATA_MAX];
 	uint8_t reply[REX_SVC_PDATA_MAX];
 	size_t reply_len = 0, plen, alen; /* no answer unless the program writes one */
 	const uint8_t *pdata;
@@ -457,8 +487,12 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	if (make_queues(c))
 		goto out_close;
 	param.private_data = answer;
-	param.private_data_len =
-	    (uint8_t)pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
+	/* The credits the client starts with: on a shared receive queue its
+	 * share, which grows up to msg_recvs while the queue has receives. */
+	param.private_data_len = (uint8_t)pdata_encode_credits(
+	    s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len,
+	    s->cfg.msg_size ? (c->ac.srq ? c->srq_share : s->cfg.msg_recvs) : 0,
+	    s->cfg.msg_size ? s->cfg.msg_recvs : 0);
 	/* READs and atomics: no more than the client asked for, nor than our
 	 * device serves. The event gives the request's depths from our side
 	 * (its responder_resources is the client's initiator depth). */
@@ -613,14 +647,15 @@ static bool peer_left(struct rex_aconn *ac)
 static void tell_rejected(struct rex_svc_conn *c, const struct rex_cm_event *ev)
 {
 	const uint8_t *p = ev->private_data;
-	size_t len = ev->private_data_len;
+	size_t len = ev->private_data_len, header;
+	uint32_t credits, cap;
 
 	if (!c->svc->cfg.raw_pdata) {
-		if (len < REX_SVC_PDATA_HEADER || p[0] != REX_SVC_PDATA_VERSION ||
-		    p[1] > len - REX_SVC_PDATA_HEADER)
+		header = pdata_header(p, len, &credits, &cap);
+		if (!header)
 			len = 0;
 		else
-			len = p[1], p += REX_SVC_PDATA_HEADER;
+			len = p[1], p += header;
 	}
 	c->svc->ops->rejected(c, len ? p : NULL, len);
 }

@@ -60,15 +60,21 @@
  * is promised from it when the connection is accepted or dialled, and
  * given back when it ends: the peer's credits (or window) are its share,
  * and the queue holds a receive for every credit of every peer, so no
- * sender meets "receiver not ready". A connection whose share is not left
- * is refused (rex_svc_stats::srq_full), with a line that says so. A read
- * message's receive is posted again before its credit goes back, as
- * without the queue; the queue's low-water event (a tenth of it) fires
- * only when the program holds many messages at once, and refills from
- * what the pool has. The receive memory, the MRs and the receive queues
- * no longer grow with the connections: their number is bounded by the
- * queue instead. A peer that sends beyond its credits is cut off (a bad
- * message, or its CQ, sized for its share, overruns).
+ * sender meets "receiver not ready". With messages, a server's connection
+ * starts with #REX_SVC_SRQ_FIRST credits, and its accept says it may hold
+ * up to msg_recvs: when its peer says it is on its last credits and the
+ * queue has more to spare than two new connections would take, its share
+ * doubles (more credits go back than came); when the queue is short, a
+ * share above the least shrinks by one a message (one fewer goes back).
+ * A connection whose share is not left is refused
+ * (rex_svc_stats::srq_full), with a line that says so. A read message's
+ * receive is posted again before its credit goes back, as without the
+ * queue; the queue's low-water event (an eighth of it) fires only when
+ * the program holds many messages at once, and refills from what the pool
+ * has. The receive memory, the MRs and the receive queues no longer grow
+ * with the connections: the queue bounds them, and the connections. A
+ * peer that sends beyond its credits is cut off (a bad message, or its CQ,
+ * sized for msg_recvs, overruns).
  *
  * **Work requests of the program's own** (RDMA READ and WRITE, or a
  * service without messages): rex_svc_post_send() and rex_svc_post_recv().
@@ -134,6 +140,10 @@
 #define REX_SVC_PDATA_MAX 52
 /** Bytes in front of every message: credits returned, flags. */
 #define REX_SVC_MSG_HEADER 4
+/** Credits a server's connection on a shared receive queue starts with
+ *  (the fewest the message layer works with); its share grows up to
+ *  msg_recvs while the queue has receives to spare. */
+#define REX_SVC_SRQ_FIRST 4
 
 struct rex_svc;
 struct rex_svc_conn;

@@ -31,10 +31,12 @@ static int repost(struct rex_svc_conn *c, uint32_t slot)
 
 	if (c->ac.srq) {
 		ret = rex_svc_srq_repost(c, slot);
-	} else {
-		sge = rex_buffers_sge(&m->recv, slot, (uint32_t)m->recv.slot_size);
-		ret = rex_aconn_post_recv(&c->ac, &wr);
+		if (ret == 0) /* its share may shrink or grow here */
+			m->owed += rex_svc_srq_regrant(c, m->peer_low);
+		return ret;
 	}
+	sge = rex_buffers_sge(&m->recv, slot, (uint32_t)m->recv.slot_size);
+	ret = rex_aconn_post_recv(&c->ac, &wr);
 	if (ret == 0)
 		m->owed++;
 	return ret;
@@ -65,7 +67,7 @@ int rex_svc_msgs_create(struct rex_svc_conn *c)
 	}
 	/* The peer's credits, told with our private data: as many receives
 	 * as are posted for it, here or in the shared queue (its share). */
-	m->peer_may_send = cfg->msg_recvs;
+	m->peer_may_send = c->ac.srq ? c->srq_share : cfg->msg_recvs;
 	/* The device writes the receive slots; it only reads the send slots. */
 	ret = rex_buffers_create(&m->send, c->ac.dev->pd, cfg->msg_sends, slot, 0);
 	if (ret || c->ac.srq)

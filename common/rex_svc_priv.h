@@ -16,6 +16,10 @@
 /* The helper's bytes in front of the program's private data, both ways. */
 #define REX_SVC_PDATA_HEADER  4
 #define REX_SVC_PDATA_VERSION 1
+/* A server's accept on a shared receive queue: two bytes more, the credits
+ * the client may come to hold (its share starts lower and grows). */
+#define REX_SVC_PDATA_HEADER_2  6
+#define REX_SVC_PDATA_VERSION_2 2
 
 /* Flags of a message header (its third byte). */
 #define REX_SVC_MSG_CREDIT_ONLY 0x01u /* no payload: credits only */
@@ -89,7 +93,7 @@ struct rex_svc_conn {
 	uint32_t srq_share;           /* receives of its device's shared queue promised to it */
 	struct sockaddr_storage dest; /* a client's server */
 	size_t pdata_len;             /* a client's private data */
-	uint8_t pdata[REX_SVC_PDATA_HEADER + REX_SVC_PDATA_MAX];
+	uint8_t pdata[REX_SVC_PDATA_HEADER_2 + REX_SVC_PDATA_MAX];
 };
 
 /* The connection around the engine's record (the engine's callbacks get it). */
@@ -118,6 +122,15 @@ uint32_t rex_svc_srq_share(const struct rex_svc_conn *c);
 int rex_svc_srq_admit(struct rex_svc_conn *c);
 /* Promise \p c \p share receives in place of what it has (set depths). */
 int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share);
+/* A message of \p c was read and its receive posted again: the credits
+ * to owe the peer for it. 1; 0 when a share above the least gives one back
+ * to a short queue; more when the peer said it is on its last credits
+ * (\p peer_low) and the queue has receives unpromised (the share doubles,
+ * up to msg_recvs). Always 1 without a queue, or on a client. */
+uint32_t rex_svc_srq_regrant(struct rex_svc_conn *c, bool peer_low);
+/* The rule of it: a share of \p share credits, at most \p cap, with
+ * \p free_now receives of the queue unpromised: the share after. */
+uint32_t rex_svc_srq_next_share(uint32_t share, uint32_t cap, uint32_t free_now, bool peer_low);
 /* Give \p c's share back: its QP is gone, or it was refused. */
 void rex_svc_srq_leave(struct rex_svc_conn *c);
 /* The queue of \p c's device, or NULL. */

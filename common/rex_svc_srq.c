@@ -31,10 +31,59 @@ struct rex_srq *rex_svc_srq_queue(const struct rex_svc_conn *c)
 	return d ? d->srq : NULL;
 }
 
+/* A server's connection with messages starts small and grows (its accept
+ * says how far); a client's request can say one number only. */
+static bool grows(const struct rex_svc_conn *c)
+{
+	return c->svc->cfg.msg_size && !c->dest.ss_family;
+}
+
 uint32_t rex_svc_srq_share(const struct rex_svc_conn *c)
 {
-	return c->svc->cfg.msg_size ? c->svc->cfg.msg_recvs : c->recv_depth;
+	if (!c->svc->cfg.msg_size)
+		return c->recv_depth;
+	return grows(c) && c->svc->cfg.msg_recvs > REX_SVC_SRQ_FIRST ? REX_SVC_SRQ_FIRST
+	                                                             : c->svc->cfg.msg_recvs;
 }
+
+/* [regrant] */
+uint32_t rex_svc_srq_next_share(uint32_t share, uint32_t cap, uint32_t free_now, bool peer_low)
+{
+	/* Kept unpromised for connections to come: two of them. */
+	uint32_t reserve = 2 * REX_SVC_SRQ_FIRST, extra;
+
+	/* The queue is short: a share above the least gives one back. */
+	if (free_now < reserve && share > REX_SVC_SRQ_FIRST)
+		return share - 1;
+	/* The peer is on its last credits, and the queue has receives to
+	 * spare: the share doubles, up to the cap. */
+	if (peer_low && share < cap && free_now > reserve) {
+		extra = cap - share;
+		if (extra > free_now - reserve)
+			extra = free_now - reserve;
+		if (extra > share)
+			extra = share;
+		return share + extra;
+	}
+	return share;
+}
+
+uint32_t rex_svc_srq_regrant(struct rex_svc_conn *c, bool peer_low)
+{
+	struct rex_svc_srq *d = srq_of_dev(c->dev);
+	uint32_t next, owe;
+
+	if (!d || !grows(c))
+		return 1;
+	next = rex_svc_srq_next_share(c->srq_share, c->svc->cfg.msg_recvs,
+	                              c->svc->cfg.srq_recvs - d->promised, peer_low);
+	d->promised = d->promised - c->srq_share + next;
+	/* This message's credit, less one given back or plus those added. */
+	owe = next + 1 - c->srq_share;
+	c->srq_share = next;
+	return owe;
+}
+/* [regrant] */
 
 /* The device's queue, over a pool of as many receive buffers: registered
  * once, for the device to write. */

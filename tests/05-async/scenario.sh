@@ -156,8 +156,9 @@ lacks() {
 	! has "$1" "$2" || fail "$1: a line matches '$2'"
 }
 
+# start_server [ARGS...]: the server, with ARGS (-S RECVS), listening.
 start_server() {
-	start server "$bin/05-async-server" -a "$addr" -p "$port"
+	start server "$bin/05-async-server" -a "$addr" -p "$port" "$@"
 	local deadline=$((SECONDS + 30))
 	until has server '^server: listening'; do
 		if ! kill -0 "${pid[server]}" 2>/dev/null; then
@@ -232,6 +233,63 @@ back_to() {
 }
 
 # --- the scenarios ------------------------------------------------------------
+
+# 64 connections on one shared receive queue (chapter 06's -S): every echo
+# intact, the queue's line at the end; while the server runs on, once they
+# are gone, it holds the queue and its one pool (a region) and nothing of
+# theirs; at its end, nothing. 512 receives: each connection starts with 4
+# credits (256 in all), and with 4 messages in flight asks for more, which
+# the queue gives while it has more than two connections' worth spare.
+scenario_srq_many() {
+	local baseline now deadline c
+	baseline=$(summary)
+	start_server -S 512
+	expect server "^server: one shared receive queue of 512 receives per device: 128 connections at most, each starting with 4 credits, up to 16$"
+	client c1 -q 32 -w 4 -n 100
+	client c2 -q 32 -w 4 -n 100
+	for c in c1 c2; do
+		finish "$c" 0 240
+		expect "$c" "^client: 3200 echoes of 64 bytes intact in [0-9.]+ s: [0-9]+ messages/s$" \
+			"^client: done: 32 connections, 0 failed$"
+	done
+	deadline=$((SECONDS + 10))
+	count server ': closed: 100 echoed$'
+	until [ "$count" -eq 64 ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "the server closed $count connections, not 64"
+			break
+		fi
+		sleep 0.2
+		count server ': closed: 100 echoed$'
+	done
+	now=$(held "${pid[server]}")
+	echo "the server holds: $now; $(rdma resource show srq | grep -c " pid ${pid[server]} ") SRQ"
+	[ "$now" = "qp 0 cq 0 mr 1 cm_id 1" ] ||
+		fail "after 64 connections the server holds '$now', not its pool's region alone"
+	stop_server INT
+	expect server "^server: done: 64 connections served, 0 failed, 0 rejected; 6400 messages echoed$" \
+		"^server: shared receive queue: 512 receives, [0-9]+ taken, [0-9]+ posted at the fewest, [0-9]+ low-water events, 0 connections refused$"
+	back_to "$baseline"
+}
+
+# A shared receive queue of 16 receives holds 4 connections of 4 credits:
+# while they run, 2 more are refused, each with the server's line saying
+# why; the 4 finish intact.
+scenario_srq_full() {
+	start_server -S 16
+	client long -q 4 -w 1 -n 3000
+	wait_line long "^client: 4 connections established in" 60 || return
+	client more -q 2 -w 1 -n 5
+	finish more 1 120
+	expect more "^client: done: 2 connections, 2 failed$"
+	finish long 0 240
+	expect long "^client: 12000 echoes of 64 bytes intact in [0-9.]+ s: [0-9]+ messages/s$"
+	count server "refused: the shared receive queue has 0 of 16 receives unpromised, and this connection needs 4$"
+	[ "$count" -eq 2 ] || fail "the server refused $count connections for the queue, not 2"
+	stop_server INT
+	expect server "^server: done: 4 connections served, 0 failed, 2 rejected; 12000 messages echoed$" \
+		"^server: shared receive queue: 16 receives, .* 2 connections refused$"
+}
 
 # 32 clients at once, 2 connections each, 2 messages in flight on each
 # connection: every echo intact, the server's totals add up. (Few messages:

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What a connection costs as connections grow: chapter 05's request/reply
+service (05-async-server, 05-async-client) at 1, 4, 16, ... connections,
+each connection's receives its own ("own") or taken from one shared receive
+queue over a pool ("srq", the server's -S), in one lab run.
+
+Every point (connections, mode) runs as --pairs pairs: own and srq back to
+back, who goes first alternating, each run with a fresh server. A run's
+client opens N connections at once, each sending messages of --size bytes,
+one in flight (a request and its echo): --count each, or more where N is
+small, so that the run carries --messages at least and lasts long enough
+to be seen. Meanwhile, every SAMPLE_S, the server's resources are read the
+way a user reads them: `rdma resource show` (its MRs and their bytes, QPs,
+CQs, by its pid) and /proc (its resident memory); the run's figures are
+those of the reading with the most QPs, which must be N: all connections
+open at once.
+
+For each point: the median of the runs of each figure (registered bytes,
+MRs, QPs, CQs, resident memory, setup time per connection (median and max,
+from the dials to each ESTABLISHED), messages per second, round trip median
+and 99th percentile), and for the two modes the rule of 06-mr-pool/compare:
+each pair's ratio srq/own as speed (messages/s; for times own/srq: above 1,
+srq is faster), the median of the pairs' ratios, the sign test's 95%
+interval, and a verdict from the interval alone (compare.py's docstring).
+
+06-mr-pool/scale runs this where RDMA works (the lab's VM on a machine
+without it); see there for the command line.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import Run, gnuplot, sign_interval, verdict  # noqa: E402  one rule, one place
+
+START_TIMEOUT = 30  # s: the server's listening line
+RUN_TIMEOUT = 600  # s: one client run
+SAMPLE_S = 0.1  # s between two readings of the server's resources
+
+# The figures of a run: key, column title, unit, how to read it for speed
+# (None: a cost, compared by value only).
+FIGURES = [
+    ("mr_bytes", "registered", "bytes", None),
+    ("mrs", "MRs", "", None),
+    ("qps", "QPs", "", None),
+    ("cqs", "CQs", "", None),
+    ("rss_kib", "resident", "KiB", None),
+    ("setup_median_ms", "setup median", "ms", "time"),
+    ("setup_max_ms", "setup max", "ms", "time"),
+    ("msgs_per_s", "messages/s", "", "rate"),
+    ("rtt_median_us", "rtt median", "us", "time"),
+    ("rtt_p99_us", "rtt p99", "us", "time"),
+]
+
+
+def say(text):
+    print(f"scale: {text}", flush=True)
+
+
+def rdma_json(what, pid):
+    """`rdma -j -d resource show WHAT`, the entries of process pid."""
+    r = subprocess.run(["rdma", "-j", "-d", "resource", "show", what], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"rdma resource show {what}: {r.stderr.strip()}")
+    return [e for e in json.loads(r.stdout or "[]") if e.get("pid") == pid]
+
+
+def snapshot(pid):
+    """The server's resources now, as a user reads them."""
+    mrs = rdma_json("mr", pid)
+    lengths = {}
+    for m in mrs:
+        lengths[m["mrlen"]] = lengths.get(m["mrlen"], 0) + 1
+    rss = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    return {"mr_bytes": sum(m["mrlen"] for m in mrs), "mrs": len(mrs),
+            "mr_lengths": {str(k): v for k, v in sorted(lengths.items())},
+            "qps": len(rdma_json("qp", pid)), "cqs": len(rdma_json("cq", pid)), "rss_kib": rss}
+
+
+def parse_client(lines):
+    """The figures the client printed; None where it printed none."""
+    text = "".join(lines)
+    out = {}
+    m = re.search(r"^client: \d+ echoes of \d+ bytes? intact in [0-9.]+ s: (\d+) messages/s$", text,
+                  re.M)
+    out["msgs_per_s"] = float(m.group(1)) if m else None
+    m = re.search(r"^client: rtt us: count \d+ min [0-9.]+ median ([0-9.]+) p99 ([0-9.]+) ", text,
+                  re.M)
+    out["rtt_median_us"], out["rtt_p99_us"] = (float(m.group(1)), float(m.group(2))) if m else (None, None)
+    m = re.search(r"^client: setup ms: count (\d+) median ([0-9.]+) p99 [0-9.]+ max ([0-9.]+)$",
+                  text, re.M)
+    out["setup_median_ms"], out["setup_max_ms"] = (float(m.group(2)), float(m.group(3))) if m else (None, None)
+    m = re.search(r"^client: done: \d+ connections?, (\d+) failed$", text, re.M)
+    out["failed"] = int(m.group(1)) if m else None
+    return out
+
+
+def messages_each(args, conns):
+    """--count, or more, so that the run carries --messages in all."""
+    return max(args.count, -(-args.messages // conns))
+
+
+def one_run(args, conns, mode, port, rawdir, tag):
+    """One server and one client; the run's figures, or an "error"."""
+    count = messages_each(args, conns)
+    server_argv = [f"{args.bin}/05-async-server", "-a", args.addr, "-p", str(port)]
+    if mode == "srq":
+        server_argv += ["-S", str(args.srq_recvs)]
+    client_argv = [f"{args.bin}/05-async-client", "-a", args.addr, "-p", str(port), "-q",
+                   str(conns), "-n", str(count), "-w", "1", "-s", str(args.size)]
+    run = {"connections": conns, "mode": mode, "count": count}
+    server = Run(server_argv, f"{rawdir}/{tag}-server.txt")
+    try:
+        if not server.read_until(r"^server: listening on", START_TIMEOUT):
+            run["error"] = "the server did not start"
+            return run
+        client = Run(client_argv, f"{rawdir}/{tag}-client.txt")
+        best, readings, end = None, 0, time.monotonic() + RUN_TIMEOUT
+        # Read the server while the client runs; keep the fullest reading.
+        while not client.eof and time.monotonic() < end:
+            client.pump(SAMPLE_S)
+            try:
+                now = snapshot(server.proc.pid)
+            except (OSError, RuntimeError, ValueError) as e:
+                run["error"] = f"no reading of the server: {e}"
+                break
+            readings += 1
+            if best is None or now["qps"] > best["qps"]:
+                best = now
+        status, _, _ = client.finish(max(1, end - time.monotonic()))
+        run.update(best or {})
+        run["readings"] = readings
+        run.update(parse_client(client.lines))
+        if status != 0 and "error" not in run:
+            run["error"] = f"the client exited {status}"
+        elif best is None or best["qps"] != conns:
+            run.setdefault("error", f"never all {conns} connections open at one reading "
+                                    f"({best['qps'] if best else 0} at most of {readings})")
+    finally:
+        server.stop(signal.SIGTERM)
+        server.finish(60)
+    text = "".join(server.lines)
+    m = re.search(r"^server: shared receive queue: (\d+) receives, (\d+) taken, (\d+) posted at "
+                  r"the fewest, (\d+) low-water events", text, re.M)
+    if m:
+        run["srq"] = {"receives": int(m.group(1)), "taken": int(m.group(2)),
+                      "fewest_posted": int(m.group(3)), "low_water_events": int(m.group(4))}
+    return run
+
+
+def summarise(runs, key):
+    values = [r[key] for r in runs if r.get(key) is not None and "error" not in r]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def compare_modes(pairs, key, kind):
+    """The rule, on one figure: each pair's ratio as speed of srq over own."""
+    ratios = []
+    for own, srq in pairs:
+        a, b = own.get(key), srq.get(key)
+        if a and b and "error" not in own and "error" not in srq:
+            ratios.append(b / a if kind == "rate" else a / b)
+    if not ratios:
+        return None
+    iv = sign_interval(ratios)
+    return {"ratio": statistics.median(ratios), "pairs": len(ratios),
+            "interval": {"low": iv[0], "high": iv[1], "confidence": iv[2]} if iv else None,
+            "verdict": verdict(iv).replace("faster", "srq faster").replace("slower", "srq slower")}
+
+
+def main():
+    p = argparse.ArgumentParser(description="what a connection costs as connections grow")
+    p.add_argument("--bin", default="build/bin")
+    p.add_argument("--out", required=True)
+    p.add_argument("--addr", default=os.environ.get("RDMA_LAB_ADDR"))
+    p.add_argument("--points", default="1,4,16,64,256,1024")
+    p.add_argument("--pairs", type=int, default=6)
+    p.add_argument("--count", type=int, default=200, help="messages per connection, at least")
+    p.add_argument("--messages", type=int, default=10000, help="messages per run, at least")
+    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--srq-recvs", type=int, default=4608,
+                   help="the shared queue's receives (the server's -S)")
+    p.add_argument("--port", type=int, default=21400)
+    args = p.parse_args()
+    if not args.addr:
+        p.error("--addr: the address of this machine's RDMA interface")
+    points = [int(x) for x in args.points.split(",")]
+    rawdir = f"{args.out}/raw"
+    os.makedirs(rawdir, exist_ok=True)
+    started = time.monotonic()
+    runs, table = [], []
+    port = args.port
+    for conns in points:
+        pairs = []
+        for k in range(args.pairs):
+            order = ("own", "srq") if k % 2 == 0 else ("srq", "own")
+            got = {}
+            for mode in order:
+                say(f"{conns} connections, {mode}, pair {k + 1} of {args.pairs} "
+                    f"({time.monotonic() - started:.0f} s so far)")
+                r = one_run(args, conns, mode, port, rawdir, f"{conns}-{mode}-{k + 1}")
+                port += 1  # a fresh port: no old connection's packets
+                r["pair"] = k + 1
+                if "error" in r:
+                    say(f"  {r['error']} (see {rawdir})")
+                runs.append(r)
+                got[mode] = r
+            pairs.append((got["own"], got["srq"]))
+        for mode in ("own", "srq"):
+            mine = [r for r in runs if r["connections"] == conns and r["mode"] == mode]
+            table.append({"connections": conns, "mode": mode,
+                          "figures": {k: summarise(mine, k) for k, *_ in FIGURES},
+                          "errors": sum("error" in r for r in mine)})
+        table.append({"connections": conns, "mode": "srq/own",
+                      "rule": {k: compare_modes(pairs, k, kind) for k, _, _, kind in FIGURES
+                               if kind}})
+    meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "kernel": os.uname().release, "points": points, "pairs": args.pairs,
+            "count": args.count, "messages": args.messages, "size": args.size,
+            "srq_recvs": args.srq_recvs,
+            "seconds": round(time.monotonic() - started)}
+    with open(f"{args.out}/scale.json", "w") as f:
+        json.dump({"meta": meta, "table": table, "runs": runs}, f, indent=1)
+    write_csv(f"{args.out}/scale.csv", table)
+    text = format_table(table, meta)
+    with open(f"{args.out}/scale.txt", "w") as f:
+        f.write(text)
+    print(text, end="")
+    plot(args.out, table)
+    return 1 if any("error" in r for r in runs) else 0
+
+
+def fmt(s):
+    if s is None:
+        return "-"
+    v = s["median"]
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+
+
+def format_table(table, meta):
+    lines = [f"What a connection costs: {meta['points']} connections, each sending messages of "
+             f"{meta['size']} bytes, one in flight ({meta['count']} each at least, "
+             f"{meta['messages']} a run at least); srq: one shared receive queue of "
+             f"{meta['srq_recvs']} receives. Medians of {meta['pairs']} runs.", ""]
+    head = ["conns", "mode"] + [t for _, t, _, _ in FIGURES]
+    rows = [head]
+    for e in table:
+        if e["mode"] == "srq/own":
+            cells = [str(e["connections"]), "srq/own"]
+            for k, _, _, kind in FIGURES:
+                r = e["rule"].get(k) if kind else None
+                cells.append(f"{r['ratio']:.2f} {r['verdict']}" if r else "")
+        else:
+            cells = [str(e["connections"]), e["mode"]] + [fmt(e["figures"][k]) for k, *_ in FIGURES]
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
+    lines.append("")
+    lines.append("units: registered bytes (rdma resource show mr), resident KiB (VmRSS), "
+                 "setup ms (dial to ESTABLISHED), rtt us; srq/own: the median ratio of the "
+                 "pairs as speed (above 1: srq faster) and the verdict of its 95% interval")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(path, table):
+    with open(path, "w") as f:
+        f.write("connections,mode," + ",".join(f"{k}_median,{k}_min,{k}_max" for k, *_ in FIGURES)
+                + "\n")
+        for e in table:
+            if e["mode"] == "srq/own":
+                continue
+            cells = []
+            for k, *_ in FIGURES:
+                s = e["figures"][k]
+                cells += [str(s[x]) if s else "" for x in ("median", "min", "max")]
+            f.write(f"{e['connections']},{e['mode']}," + ",".join(cells) + "\n")
+
+
+def plot(out, table):
+    """One PNG per figure against connections (log scale), both modes,
+    median with min..max."""
+    with open(f"{out}/scale.dat", "w") as f:
+        for mode in ("own", "srq"):
+            f.write(f"# {mode}: connections, then median min max of each figure\n")
+            for e in table:
+                if e["mode"] != mode:
+                    continue
+                vals = []
+                for k, *_ in FIGURES:
+                    s = e["figures"][k]
+                    vals += [str(s[x]) if s else "NaN" for x in ("median", "min", "max")]
+                f.write(f"{e['connections']} " + " ".join(vals) + "\n")
+            f.write("\n\n")
+    for i, (key, title, unit, _) in enumerate(FIGURES):
+        col = 2 + 3 * i
+        gnuplot(out, f"{key}.png", [
+            f"set title '{title} against connections: receives of their own, or one shared "
+            "receive queue; median, min..max'",
+            "set xlabel 'connections'", f"set ylabel '{title}{' [' + unit + ']' if unit else ''}'",
+            "set logscale x 2", "set logscale y", "set key left top", "set grid",
+            "plot " + ", ".join(
+                f"'scale.dat' index {m} using 1:{col}:{col + 1}:{col + 2} with yerrorlines lw 2 "
+                f"title '{name}'" for m, name in enumerate(("own", "srq")))])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
