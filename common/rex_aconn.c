@@ -621,15 +621,19 @@ static void release(struct rex_loop *loop, void *arg)
 	/* What the program tied to the QP (memory windows) goes before it. */
 	if (c->ops->releasing)
 		c->ops->releasing(c);
+	/* A receive of a shared queue that the stopped QP had begun comes
+	 * back flushed, in no set order with the drain's marker (the drain
+	 * waits for none of them): taken before the QP goes, as some drivers
+	 * clean a destroyed QP's completions out of its CQ, and after, as
+	 * Soft-RoCE may flush it only then. */
+	if (c->srq && c->cq && !c->cq_dead)
+		srq_leftovers(c);
 	/* The QP first: once it is gone the device touches none of the
 	 * connection's memory, even if a drain was cut short. */
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
-	/* A receive of a shared queue that the stopped QP had begun comes
-	 * back flushed, in no set order with the drain's marker: the QP gone,
-	 * nothing more comes, and what is in the CQ goes back to the queue. */
-	if (c->srq && c->cq)
+	if (c->srq && c->cq && !c->cq_dead)
 		srq_leftovers(c);
 	if (c->cq) {
 		rex_loop_cq_ack(&c->lcq); /* ibv_destroy_cq() waits for every ack */

@@ -333,7 +333,7 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	}
 	/* InfiniBand and RoCE: librdmacm moves the QP to the error state. */
 	if (id->qp)
-		((struct fqp *)id->qp)->st = IBV_QPS_ERR;
+		fake_qp_error((struct fqp *)id->qp);
 	if (f->cm == CM_CONNECTED || f->cm == CM_ACCEPTED)
 		f->cm = CM_DISC_SENT; /* DISCONNECTED will answer */
 	else if (f->cm == CM_DREQ_RCVD)
@@ -383,6 +383,17 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 	q->st = q->dev->dead ? IBV_QPS_ERR : IBV_QPS_INIT;
 	q->cap_s = attr->cap.max_send_wr;
 	q->cap_r = attr->cap.max_recv_wr;
+	if (attr->srq) {
+		LIVE(F.srqs, NSRQS, attr->srq, "SRQ");
+		if (attr->cap.max_recv_wr || attr->srq->context != id->verbs)
+			fake_die(
+			    "QP on a shared receive queue with receives of its own, or another "
+			    "device's queue");
+		q->srq = (struct fsrq *)attr->srq;
+		q->srq->qps++;
+		/* What its CQ has room for beyond its sends: the peer's credits. */
+		q->srq_room = (unsigned)q->cq->cq.cqe > q->cap_s ? q->cq->cq.cqe - q->cap_s : 0;
+	}
 	q->cq->qps++;
 	((struct fpd *)pd)->users++;
 	F.qps[i] = q;
@@ -411,10 +422,22 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	g->was_err = q->st == IBV_QPS_ERR;
 	g->marker_refused = q->marker_refused;
 	g->marker_full = q->marker_full;
-	/* The driver cleans the QP's completions out of its CQ. */
-	for (i = 0, k = c->n, c->n = 0; i < k; i++)
-		if (c->q[(c->head + i) % NCQES].qp != q)
-			c->q[(c->head + c->n++) % NCQES] = c->q[(c->head + i) % NCQES];
+	if (F.options & FAKE_CQ_KEEPS) {
+		/* rxe: the receive it had begun comes back now, and its
+		 * completions stay in the CQ, no longer its. */
+		if (q->st == IBV_QPS_ERR && !q->dev->dead)
+			fake_flush_begun(q);
+		for (i = 0; i < c->n; i++)
+			if (c->q[(c->head + i) % NCQES].qp == q)
+				c->q[(c->head + i) % NCQES].qp = NULL;
+	} else {
+		/* The driver cleans the QP's completions out of its CQ. */
+		for (i = 0, k = c->n, c->n = 0; i < k; i++)
+			if (c->q[(c->head + i) % NCQES].qp != q)
+				c->q[(c->head + c->n++) % NCQES] = c->q[(c->head + i) % NCQES];
+	}
+	if (q->srq)
+		q->srq->qps--;
 	fake_drop_async(q->dev, q, NULL);
 	c->qps--;
 	((struct fpd *)q->pd)->users--;

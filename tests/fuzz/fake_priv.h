@@ -19,6 +19,7 @@
 #define NWRS    128 /* work requests one QP takes in one input */
 #define NCQES   64  /* completions a CQ holds */
 #define NASYNC  16  /* asynchronous events queued per device */
+#define NSRQS   3   /* shared receive queues at once */
 #define MAX_CQE 64  /* the device's limits, small: */
 #define MAX_WR  16  /* queues past them are refused */
 
@@ -59,6 +60,15 @@ struct fchan {
 };
 
 struct fid;
+struct fpd;
+
+/* A shared receive queue: its receives' wr_ids, head first. */
+struct fsrq {
+	struct ibv_srq srq;
+	struct fdev *dev;
+	uint64_t q[NWRS];
+	unsigned head, n, qps, async_unacked;
+};
 
 struct fwr {
 	uint64_t wr_id;
@@ -78,12 +88,19 @@ struct fqp {
 	 * completion at or after it was polled; a receive's when its own was). */
 	unsigned sq_n, sq_exec, sq_done, rq_n, rq_exec, rq_polled;
 	bool marker_refused, marker_full; /* see fake_books */
+	/* On a shared receive queue: its receives taken and not polled (the
+	 * peer, keeping to its credits, sends no more than its CQ has room
+	 * for); a receive begun (a message of several packets), and its wr_id. */
+	struct fsrq *srq;
+	unsigned srq_unpolled, srq_room;
+	bool inprog;
+	uint64_t inprog_id;
 };
 
 struct fcqe {
 	struct ibv_wc wc;
-	struct fqp *qp;
-	bool recv;
+	struct fqp *qp; /* NULL once destroyed (FAKE_CQ_KEEPS) */
+	bool recv, srq;
 	unsigned idx;
 };
 
@@ -127,6 +144,7 @@ struct fake_state {
 	struct fid *ids[NIDS];
 	struct fcq *cqs[NCQS];
 	struct fqp *qps[NCQS];
+	struct fsrq *srqs[NSRQS];
 	struct fchan *chans[NCHANS];
 	struct echan *echan;
 	struct fake_grave graves[4];
@@ -154,6 +172,11 @@ struct fdev *fake_current_dev(void);
 /* The devices still there, as ibv_device or ibv_context pointers in a list
  * ending with NULL, counted in F.lists until freed. */
 void **fake_listed(int *num, bool contexts);
+/* \p q enters the error state; a device that flushes at once (no
+ * FAKE_CQ_KEEPS) hands back the shared queue's receive it had begun. */
+void fake_qp_error(struct fqp *q);
+/* The shared queue's receive \p q had begun, flushed into its CQ. */
+void fake_flush_begun(struct fqp *q);
 /* The kernel drops a destroyed object's asynchronous events not yet read. */
 void fake_drop_async(struct fdev *d, const void *qp, const void *cq);
 

@@ -61,7 +61,8 @@ static void async_event(struct fdev *d, enum ibv_event_type type, struct fqp *q,
 	fake_level(d->ctx.async_fd, true);
 }
 
-static void add_cqe(struct fqp *q, bool recv, unsigned idx, enum ibv_wc_status st)
+static void add_cqe_of(struct fqp *q, bool recv, unsigned idx, const uint64_t *srq_id,
+                       enum ibv_wc_status st)
 {
 	struct fcq *c = q->cq;
 	struct fcqe *e;
@@ -76,16 +77,75 @@ static void add_cqe(struct fqp *q, bool recv, unsigned idx, enum ibv_wc_status s
 	memset(e, 0, sizeof(*e));
 	e->qp = q;
 	e->recv = recv;
+	e->srq = srq_id != NULL;
 	e->idx = idx;
-	e->wc.wr_id = recv ? q->rq[idx].wr_id : q->sq[idx].wr_id;
+	e->wc.wr_id = srq_id ? *srq_id : recv ? q->rq[idx].wr_id : q->sq[idx].wr_id;
 	e->wc.status = st;
 	e->wc.opcode = recv ? IBV_WC_RECV : IBV_WC_SEND;
 	e->wc.qp_num = q->qp.qp_num;
 	e->wc.byte_len = recv && st == IBV_WC_SUCCESS ? 64 : 0;
 	e->wc.vendor_err = st == IBV_WC_SUCCESS || st == IBV_WC_WR_FLUSH_ERR ? 0 : 0x81;
+	if (srq_id)
+		q->srq_unpolled++;
 	cq_event(c);
 }
 
+static void add_cqe(struct fqp *q, bool recv, unsigned idx, enum ibv_wc_status st)
+{
+	add_cqe_of(q, recv, idx, NULL, st);
+}
+
+void fake_flush_begun(struct fqp *q)
+{
+	if (q->inprog && !q->cq->dead) {
+		q->inprog = false;
+		add_cqe_of(q, true, 0, &q->inprog_id, IBV_WC_WR_FLUSH_ERR);
+	}
+}
+
+void fake_qp_error(struct fqp *q)
+{
+	q->st = IBV_QPS_ERR;
+	if (!(F.options & FAKE_CQ_KEEPS))
+		fake_flush_begun(q);
+}
+
+/* A QP on a shared receive queue: the peer's next message takes the
+ * queue's head (or completes the one begun); a stopped QP hands back only
+ * the one it had begun, the rest stay for the other QPs. */
+static void srq_progress(struct fqp *q, unsigned outcome)
+{
+	struct fsrq *s = q->srq;
+	uint64_t id;
+
+	if (q->st == IBV_QPS_ERR) {
+		fake_flush_begun(q);
+		return;
+	}
+	if (q->st != IBV_QPS_RTS || q->id->peer_gone)
+		return;  /* nothing can arrive yet, or any more */
+	if (q->inprog) { /* its last packet */
+		q->inprog = false;
+		add_cqe_of(q, true, 0, &q->inprog_id, IBV_WC_SUCCESS);
+		return;
+	}
+	/* Within its credits: no more than its CQ has room for; and an
+	 * empty queue makes the peer wait (RNR), not fail. */
+	if (s->n == 0 || q->srq_unpolled + 1 > q->srq_room)
+		return;
+	id = s->q[s->head];
+	s->head = (s->head + 1) % NWRS;
+	s->n--;
+	if (outcome % 4 == 3) { /* its first packet of several */
+		q->inprog = true;
+		q->inprog_id = id;
+	} else if (outcome % 4 == 2) {
+		add_cqe_of(q, true, 0, &id, IBV_WC_LOC_LEN_ERR);
+		fake_qp_error(q);
+	} else {
+		add_cqe_of(q, true, 0, &id, IBV_WC_SUCCESS);
+	}
+}
 void fake_progress(struct ibv_qp *ibqp, bool recv, unsigned outcome)
 {
 	static const enum ibv_wc_status errs[] = {IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR,
@@ -97,6 +157,10 @@ void fake_progress(struct ibv_qp *ibqp, bool recv, unsigned outcome)
 	LIVE(F.qps, NCQS, q, "QP");
 	if (q->dev->dead || q->cq->dead)
 		return; /* nothing moves on a dead device */
+	if (recv && q->srq) {
+		srq_progress(q, outcome);
+		return;
+	}
 	if (recv) {
 		if (q->rq_exec == q->rq_n)
 			return;
@@ -132,7 +196,7 @@ void fake_progress(struct ibv_qp *ibqp, bool recv, unsigned outcome)
 	}
 	/* A failed work request moves the QP to the error state. */
 	if (st != IBV_WC_SUCCESS)
-		q->st = IBV_QPS_ERR;
+		fake_qp_error(q);
 }
 
 static int f_poll_cq(struct ibv_cq *ibcq, int max, struct ibv_wc *wc)
@@ -152,7 +216,11 @@ static int f_poll_cq(struct ibv_cq *ibcq, int max, struct ibv_wc *wc)
 		c->head = (c->head + 1) % NCQES;
 		c->n--;
 		wc[i] = e->wc;
-		if (e->recv)
+		if (!e->qp)
+			; /* its QP is gone (FAKE_CQ_KEEPS) */
+		else if (e->srq)
+			e->qp->srq_unpolled--;
+		else if (e->recv)
 			e->qp->rq_polled++;
 		else if (e->idx + 1 > e->qp->sq_done)
 			e->qp->sq_done = e->idx + 1;
@@ -445,6 +513,8 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 		((struct fcq *)event->element.cq)->async_unacked++;
 	else if (qp_event(event->event_type))
 		((struct fqp *)event->element.qp)->async_unacked++;
+	else if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED)
+		((struct fsrq *)event->element.srq)->async_unacked++;
 	return 0;
 }
 
@@ -456,6 +526,9 @@ void ibv_ack_async_event(struct ibv_async_event *event)
 	} else if (qp_event(event->event_type)) {
 		LIVE(F.qps, NCQS, event->element.qp, "QP (async event acknowledged)");
 		((struct fqp *)event->element.qp)->async_unacked--;
+	} else if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
+		LIVE(F.srqs, NSRQS, event->element.srq, "SRQ (async event acknowledged)");
+		((struct fsrq *)event->element.srq)->async_unacked--;
 	}
 }
 
@@ -466,10 +539,20 @@ void fake_async(struct ibv_qp *ibqp, unsigned what)
 	LIVE(F.qps, NCQS, q, "QP");
 	if (q->dev->dead)
 		return;
-	switch (what % 5) {
+	switch (what % 6) {
 	case 0:
-		q->st = IBV_QPS_ERR;
+		fake_qp_error(q);
 		async_event(q->dev, IBV_EVENT_QP_FATAL, q, NULL);
+		break;
+	case 5:
+		if (q->srq && q->dev->nasync < NASYNC) {
+			struct ibv_async_event *e = &q->dev->async[q->dev->nasync++];
+
+			memset(e, 0, sizeof(*e));
+			e->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+			e->element.srq = &q->srq->srq;
+			fake_level(q->dev->ctx.async_fd, true);
+		}
 		break;
 	case 1:
 		q->cq->dead = true;
@@ -500,7 +583,7 @@ void fake_device_lost(unsigned how)
 	d->dead = true; /* unlisted; nothing on it moves any more */
 	for (i = 0; i < NCQS; i++)
 		if (F.qps[i] && F.qps[i]->dev == d)
-			F.qps[i]->st = IBV_QPS_ERR;
+			F.qps[i]->st = IBV_QPS_ERR; /* nothing flushes on a lost device */
 	if (how == 1) {
 		d->async_broken = true;
 		fake_level(d->ctx.async_fd, true);
@@ -520,7 +603,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (fake_failing(FAKE_MODIFY_QP))
 		return EINVAL;
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR)
-		q->st = IBV_QPS_ERR;
+		fake_qp_error(q);
 	return 0;
 }
 
@@ -532,6 +615,80 @@ const char *ibv_event_type_str(enum ibv_event_type type)
 const char *ibv_wc_status_str(enum ibv_wc_status status)
 {
 	return status == IBV_WC_SUCCESS ? "success" : "a work completion error";
+}
+
+/* --- shared receive queues --------------------------------------------------- */
+
+static int f_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct fsrq *s = (struct fsrq *)ibsrq;
+
+	LIVE(F.srqs, NSRQS, s, "SRQ");
+	for (; wr; wr = wr->next) {
+		if (fake_failing(FAKE_POST_RECV) || s->n == NWRS) {
+			*bad = wr;
+			return ENOMEM;
+		}
+		if (rex_wr_id_kind(wr->wr_id) != REX_WR_RECV)
+			fake_die("shared receive posted with wr_id %#llx",
+			         (unsigned long long)wr->wr_id);
+		s->q[(s->head + s->n++) % NWRS] = wr->wr_id;
+	}
+	return 0;
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	int i = fake_slot_of((void **)F.srqs, NSRQS, NULL);
+	struct fsrq *s;
+
+	(void)attr;
+	if (i < 0 || !(s = calloc(1, sizeof(*s)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->srq.context = pd->context;
+	s->srq.pd = pd;
+	s->dev = (struct fdev *)pd->context;
+	((struct fpd *)pd)->users++;
+	F.srqs[i] = s;
+	return &s->srq;
+}
+
+int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	(void)attr;
+	(void)mask;
+	LIVE(F.srqs, NSRQS, srq, "SRQ");
+	return 0;
+}
+
+int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct fsrq *s = (struct fsrq *)srq;
+
+	LIVE(F.srqs, NSRQS, s, "SRQ");
+	if (s->qps)
+		return EBUSY; /* as the kernel says while a QP uses it */
+	if (s->async_unacked)
+		fake_die("ibv_destroy_srq would wait for ever: async event not acknowledged");
+	fake_drop_async(s->dev, srq, NULL); /* the element's union: compared as a pointer */
+	((struct fpd *)srq->pd)->users--;
+	F.srqs[fake_slot_of((void **)F.srqs, NSRQS, s)] = NULL;
+	free(s);
+	return 0;
+}
+
+unsigned fake_srq_posted(struct ibv_srq *srq)
+{
+	LIVE(F.srqs, NSRQS, srq, "SRQ");
+	return ((struct fsrq *)srq)->n;
+}
+
+bool fake_srq_dead(struct ibv_srq *srq)
+{
+	LIVE(F.srqs, NSRQS, srq, "SRQ");
+	return ((struct fsrq *)srq)->dev->dead;
 }
 
 /* --- the fuzzer's view ---------------------------------------------------- */
@@ -596,6 +753,7 @@ void fake_begin(unsigned options)
 		d->ctx.ops.req_notify_cq = f_req_notify_cq;
 		d->ctx.ops.post_send = f_post_send;
 		d->ctx.ops.post_recv = f_post_recv;
+		d->ctx.ops.post_srq_recv = f_post_srq_recv;
 		F.devs[i] = d;
 	}
 }
@@ -613,6 +771,9 @@ void fake_end(void)
 	for (i = 0; i < NCHANS; i++)
 		if (F.chans[i])
 			fake_die("a completion channel left at the end");
+	for (i = 0; i < NSRQS; i++)
+		if (F.srqs[i])
+			fake_die("a shared receive queue left at the end");
 	if (F.pds || F.echan || F.events || F.lists)
 		fake_die("left at the end: %u PDs, %d CM channel, %u CM events, %u device lists",
 		         F.pds, F.echan != NULL, F.events, F.lists);

@@ -51,6 +51,12 @@ enum fake_call {
 /* Options of one input, for fake_begin(). */
 #define FAKE_EAGER_ARM   0x1 /* arming a CQ that holds completions raises an event at once */
 #define FAKE_FLUSH_QUIET 0x2 /* a flushed unsignalled send gives no completion (mlx5) */
+/* A shared receive queue's receive a QP had begun to fill comes back
+ * flushed when the QP is next moved along, or at its destruction, and a
+ * destroyed QP's completions stay in its CQ (rxe); without it the flush
+ * comes as the QP enters the error state, and the driver cleans a
+ * destroyed QP's completions out of its CQ (mlx5). */
+#define FAKE_CQ_KEEPS 0x10
 
 /* What fake_qp_books() reports of a QP: the fake's own count. A drain
  * marker is refused either for a reason of the fake (a failure the fuzzer
@@ -99,7 +105,8 @@ void fake_progress(struct ibv_qp *qp, bool recv, unsigned outcome);
  * sent is answered. The end of an input, where the peer is well behaved. */
 void fake_settle(void);
 /* An asynchronous event: 0 QP fatal, 1 CQ error, 2 port error, 3 COMM_EST,
- * 4 LID change, for the QP (and its CQ) \p qp. */
+ * 4 LID change, 5 its shared receive queue's limit (if it has one), for
+ * the QP (and its CQ) \p qp. */
 void fake_async(struct ibv_qp *qp, unsigned what);
 /* The current device goes: \p how 0 DEVICE_FATAL, 1 its async fd fails,
  * 2 its completion channel fails, 3 removed with no word at all. */
@@ -120,6 +127,10 @@ bool fake_qp_books(struct ibv_qp *qp, struct fake_books *b);
 bool fake_grave_take(const void *ctx, struct fake_grave *g);
 /* Live CM ids and QPs whose context is \p ctx. */
 unsigned fake_objects_of(const void *ctx);
+/* Receives posted in the shared receive queue \p srq and not taken (live). */
+unsigned fake_srq_posted(struct ibv_srq *srq);
+/* Whether \p srq's device was lost (live). */
+bool fake_srq_dead(struct ibv_srq *srq);
 /* Whether rdma_get_cm_event() handed out a DEVICE_REMOVAL for \p id (live). */
 bool fake_removal_taken(struct rdma_cm_id *id);
 

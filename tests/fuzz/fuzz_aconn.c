@@ -32,7 +32,16 @@
  *   the fake's after every action, and every successful completion of an
  *   open connection reaches the program, sends in order;
  * - at the end, every fake object destroyed exactly once, in order (the
- *   fake aborts otherwise), and no CM event unacknowledged.
+ *   fake aborts otherwise), and no CM event unacknowledged;
+ * - connections on a shared receive queue (a mode of the fuzzer's): the
+ *   QP has no receive queue of its own and the helper counts none; each
+ *   of the queue's receives a QP took comes back to the program once,
+ *   either handed on as a success or through ops.srq_recv() (flushed,
+ *   failed, late, or left in the CQ of a destroyed QP), never twice, never
+ *   after the release, and none is lost unless its device, its CQ or its
+ *   QP's move to the error state was; the queue's asynchronous events
+ *   reach devs->srq_event with their device; the queue is destroyed at the
+ *   device's release, after its last QP.
  *
  * FUZZ_ACONN_VERBOSE=1 lets the helper's own lines through to stderr.
  */
@@ -58,6 +67,10 @@
 #define MODE_REFUSE  0x8  /* established() refuses the peer's answer */
 #define MODE_MINIMAL 0x10 /* only route_resolved and released in ops */
 #define MODE_REJECT  0x20 /* server: reject the connect request */
+#define MODE_SRQ     0x40 /* receives from the device's shared receive queue */
+
+#define SRQ_WRS   24   /* the program's receives in a shared queue */
+#define SRQ_SLOT0 1000 /* their slots, apart from a QP's own (0, 7, 9) */
 
 struct conn {
 	struct rex_aconn ac; /* first: qp_context and id->context are &ac */
@@ -69,6 +82,15 @@ struct conn {
 	bool lost_known;    /* the helper knew its device lost, drain not cut yet */
 };
 
+/* A device's shared receive queue and the program's books of it: each
+ * receive posted (out), or back with the program (not out). */
+struct srq {
+	struct ibv_srq *srq;
+	struct rex_aconn_dev *dev;
+	bool out[SRQ_WRS];
+	unsigned events;
+};
+
 static struct {
 	struct rex_loop *loop;
 	struct rex_aconn_devs devs;
@@ -76,6 +98,8 @@ static struct {
 	struct conn *conns[CONNS];
 	uint8_t released[SERIALS];
 	unsigned serials, depth;
+	bool srq_lossy; /* a device, a CQ or a move to the error state was lost */
+	unsigned srqs_made, srqs_destroyed;
 } P;
 
 static void bad(const struct conn *pc, const char *fmt, ...)
@@ -107,6 +131,104 @@ static bool open_conn(const struct conn *pc)
 	                     (pc->server && pc->accepted && pc->ac.state == REX_STATE_CONNECTING));
 }
 
+/* --- a shared receive queue ------------------------------------------------- */
+
+/* Post receive \p k of \p s (again). */
+static void srq_post(struct srq *s, unsigned k)
+{
+	struct ibv_recv_wr wr = {.wr_id = rex_wr_id(REX_WR_RECV, SRQ_SLOT0 + k)}, *badwr;
+
+	if (s->out[k])
+		bad(NULL, "shared receive %u posted twice", k);
+	if (ibv_post_srq_recv(s->srq, &wr, &badwr) == 0)
+		s->out[k] = true;
+}
+
+/* The device's queue, made with its first connection on it. */
+static struct srq *srq_get(struct rex_aconn_dev *dev)
+{
+	struct ibv_srq_init_attr init = {.attr = {.max_wr = SRQ_WRS, .max_sge = 1}};
+	struct srq *s = dev->helper;
+	unsigned k;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->srq = ibv_create_srq(dev->pd, &init);
+	if (!s->srq) {
+		free(s);
+		return NULL;
+	}
+	s->dev = dev;
+	dev->helper = s;
+	P.srqs_made++;
+	for (k = 0; k < SRQ_WRS; k++)
+		srq_post(s, k);
+	return s;
+}
+
+/* A receive of the queue back with the program: handed on, or through
+ * ops.srq_recv(). Posted again. */
+static void srq_back(struct conn *pc, const struct ibv_wc *wc)
+{
+	struct srq *s = pc->ac.dev ? pc->ac.dev->helper : NULL;
+	uint32_t slot = rex_wr_id_slot(wc->wr_id);
+
+	if (!pc->ac.srq || !s)
+		bad(pc, "a shared receive back on a connection without a queue");
+	if (rex_wr_id_kind(wc->wr_id) != REX_WR_RECV || slot < SRQ_SLOT0 ||
+	    slot >= SRQ_SLOT0 + SRQ_WRS || !s->out[slot - SRQ_SLOT0])
+		bad(pc, "shared receive wr_id %#llx back, not one posted",
+		    (unsigned long long)wc->wr_id);
+	s->out[slot - SRQ_SLOT0] = false;
+	if (!s->dev->lost)
+		srq_post(s, slot - SRQ_SLOT0);
+}
+
+static void srq_recv(struct rex_aconn *c, const struct ibv_wc *wc)
+{
+	if (P.released[conn_of(c)->serial])
+		bad(conn_of(c), "srq_recv() after the release");
+	srq_back(conn_of(c), wc);
+}
+
+static void srq_event(struct rex_aconn_dev *dev, const struct ibv_async_event *event)
+{
+	struct srq *s = dev->helper;
+
+	if (!s || event->element.srq != s->srq || event->event_type != IBV_EVENT_SRQ_LIMIT_REACHED)
+		bad(NULL, "an SRQ event for another device's queue, or of another kind");
+	s->events++;
+}
+
+/* The device's release (its last connection is gone): the queue goes,
+ * every receive the QPs took back with the program, unless lost. */
+static int dev_release(struct rex_aconn_dev *dev)
+{
+	struct srq *s = dev->helper;
+	unsigned k, out = 0;
+	int ret;
+
+	if (!s)
+		return 0;
+	for (k = 0; k < SRQ_WRS; k++)
+		out += s->out[k];
+	if (!P.srq_lossy && !fake_srq_dead(s->srq) && out != fake_srq_posted(s->srq))
+		bad(NULL,
+		    "the shared queue holds %u receives, the program posted %u still out: "
+		    "%u lost",
+		    fake_srq_posted(s->srq), out, out - fake_srq_posted(s->srq));
+	ret = ibv_destroy_srq(s->srq);
+	if (ret)
+		bad(NULL, "ibv_destroy_srq at the device's release: %d (a QP still on it?)", ret);
+	P.srqs_destroyed++;
+	dev->helper = NULL;
+	free(s);
+	return 0;
+}
+
 /* --- the program's callbacks ----------------------------------------------- */
 
 static void on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
@@ -134,7 +256,9 @@ static void on_cq(struct rex_loop *loop, struct rex_loop_cq *lcq)
 		for (i = 0; i < good; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS)
 				bad(pc, "a failed completion handed on (status %d)", wc[i].status);
-			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
+			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV && c->srq) {
+				srq_back(pc, &wc[i]);
+			} else if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV) {
 				if ((pc->mode & MODE_REPOST) && open_conn(pc))
 					rex_aconn_post_recvs(c, NULL, 1);
 			} else if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_SEND) {
@@ -163,18 +287,27 @@ static int make_queues(struct conn *pc)
 	struct fake_books b;
 	int ret;
 
+	struct rex_aconn_queues q = {.sends = pc->sends, .recvs = pc->recvs};
+	struct srq *s = NULL;
+
 	if (!dev)
 		return -ENODEV;
+	if ((pc->mode & MODE_SRQ) && !(s = srq_get(dev)))
+		return -ENOMEM;
+	q.srq = s ? s->srq : NULL;
 	c->lcq.arg = pc;
-	ret = rex_aconn_create_queues(c, dev, pc->sends, pc->recvs, 0, on_cq);
-	/* The drain's marker has a slot of its own; every completion room. */
+	ret = rex_aconn_create_queues_with(c, dev, &q, on_cq);
+	/* The drain's marker has a slot of its own; every completion room;
+	 * on a shared queue, no receive queue of its own. */
 	if (ret == 0 && fake_qp_books(c->qp, &b) &&
-	    (b.cap_sends != pc->sends + 1u || b.cap_recvs != pc->recvs ||
-	     b.cqe < pc->sends + 1 + pc->recvs))
+	    (b.cap_sends != pc->sends + 1u || b.cap_recvs != (s ? 0u : pc->recvs) ||
+	     b.cqe < pc->sends + 1 + pc->recvs || c->srq != (s != NULL)))
 		bad(pc, "queues for %u sends and %u receives: QP %u and %u, CQ %d", pc->sends,
 		    pc->recvs, b.cap_sends, b.cap_recvs, b.cqe);
-	if (ret == 0 && pc->recvs)
+	if (ret == 0 && pc->recvs && !s)
 		ret = rex_aconn_post_recvs(c, NULL, pc->recvs);
+	if (ret == 0 && s && rex_aconn_post_recvs(c, NULL, 1) != -EINVAL)
+		bad(pc, "a receive of its own posted on a QP of a shared queue");
 	return ret;
 }
 
@@ -252,6 +385,10 @@ static void released(struct rex_aconn *c)
 		bad(pc, "released with %u work requests outstanding, not drained", g.outstanding);
 	if (pc->lost_known && c->drain_cut)
 		bad(pc, "cut at the drain deadline, its device known lost: nothing to wait for");
+	/* Its receives of a shared queue: lost with a QP destroyed outside the
+	 * error state, a dead CQ, a lost device. */
+	if ((pc->mode & MODE_SRQ) && (!had_qp || !g.was_err || c->cq_dead || pc->lost_known))
+		P.srq_lossy = true;
 	P.conns[pc->slot] = NULL;
 	free(pc); /* any use of it from here on is ASan's to report */
 }
@@ -263,10 +400,18 @@ static const struct rex_aconn_ops full_ops = {
     .cm_failed = cm_failed,
     .releasing = releasing,
     .released = released,
+    .srq_recv = srq_recv,
 };
+/* A connection on a shared queue needs srq_recv (its receives are the
+ * queue's): the minimal set has it there. */
 static const struct rex_aconn_ops minimal_ops = {
     .route_resolved = route_resolved,
     .released = released,
+};
+static const struct rex_aconn_ops minimal_srq_ops = {
+    .route_resolved = route_resolved,
+    .released = released,
+    .srq_recv = srq_recv,
 };
 
 static struct conn *new_conn(bool server, uint8_t depths, uint8_t mode)
@@ -294,7 +439,9 @@ static struct conn *new_conn(bool server, uint8_t depths, uint8_t mode)
 static void start(struct conn *pc, struct rdma_cm_id *id, enum rex_state state)
 {
 	rex_aconn_init(&pc->ac, &P.devs, id, state,
-	               (pc->mode & MODE_MINIMAL) ? &minimal_ops : &full_ops);
+	               !(pc->mode & MODE_MINIMAL) ? &full_ops
+	               : (pc->mode & MODE_SRQ)    ? &minimal_srq_ops
+	                                          : &minimal_ops);
 	pc->ac.lcq.arg = pc;
 }
 
@@ -556,11 +703,16 @@ static void teardown(void)
 	}
 	if (P.devs.conns)
 		bad(NULL, "%u connections never released", P.devs.conns);
+	/* Before the devices go: an SRQ destroyed only by the device's
+	 * release, at the end or when the device was lost. */
 	for (s = 0; s < P.serials; s++)
 		if (P.released[s] != 1)
 			bad(NULL, "connection %u released %u times", s, P.released[s]);
 	if (rex_aconn_devs_destroy(&P.devs))
 		bad(NULL, "rex_aconn_devs_destroy failed with no connection left");
+	if (P.srqs_destroyed != P.srqs_made)
+		bad(NULL, "%u shared queues made, %u destroyed at their devices' release",
+		    P.srqs_made, P.srqs_destroyed);
 	if (rex_loop_destroy(P.loop))
 		bad(NULL, "rex_loop_destroy failed");
 	fake_end();
@@ -593,6 +745,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	P.loop = rex_loop_create();
 	if (!P.loop || rex_aconn_devs_create(&P.devs, P.loop, "fuzz", &attr, on_cm, NULL))
 		bad(NULL, "setting up the loop or the devices failed");
+	P.devs.dev_release = dev_release;
+	P.devs.srq_event = srq_event;
 	if ((options & 0x8) && rex_aconn_listen(&P.devs, NULL, 7471, 8, &P.listener))
 		bad(NULL, "rex_aconn_listen failed");
 	while (in.n > 0) {
