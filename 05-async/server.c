@@ -239,6 +239,18 @@ static void on_signal(struct rex_loop *loop, int signo, void *arg)
 }
 /* [shut-down] */
 
+/* -S: every connection's receives from one shared receive queue (chapter
+ * 06, docs/06-mr-pool-srq.md); said before the server listens. */
+static void share_receives(const struct server *s, struct rex_svc_config *cfg)
+{
+	cfg->srq_recvs = s->opts.srq;
+	if (cfg->srq_recvs)
+		printf("server: one shared receive queue of %u receives per device: %u "
+		       "connections at most, each starting with %u credits, up to %u\n",
+		       cfg->srq_recvs, cfg->srq_recvs / REX_SVC_SRQ_FIRST, REX_SVC_SRQ_FIRST,
+		       cfg->msg_recvs);
+}
+
 /* [serve] */
 static int serve(struct server *s)
 {
@@ -262,17 +274,12 @@ static int serve(struct server *s)
 	cfg.msg_sends = SERVER_SENDS;
 	cfg.send_depth = SERVER_SENDS;
 	cfg.backlog = LISTEN_BACKLOG;
-	cfg.srq_recvs = s->opts.srq;
+	share_receives(s, &cfg);
 	s->svc = rex_svc_create(s->loop, &cfg, &ops, s);
 	if (!s->svc || rex_svc_serve(s->svc, s->opts.addr, s->opts.port))
 		return -1;
 	printf("server: listening on %s port %u\n", s->opts.addr ? s->opts.addr : "0.0.0.0",
 	       (unsigned)s->opts.port);
-	if (cfg.srq_recvs)
-		printf("server: one shared receive queue of %u receives per device: %u "
-		       "connections at most, each starting with %u credits, up to %u\n",
-		       cfg.srq_recvs, cfg.srq_recvs / REX_SVC_SRQ_FIRST, REX_SVC_SRQ_FIRST,
-		       cfg.msg_recvs);
 	return 0;
 }
 /* [serve] */

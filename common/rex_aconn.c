@@ -596,13 +596,19 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 }
 /* [deadline] */
 
-/* The receive completions of a shared queue left in the CQ of a QP just
- * destroyed, to the program (their buffers are the queue's). */
+/* A receive of a shared queue that a stopped QP had begun comes back
+ * flushed, in no set order with the drain's marker (the drain waits for
+ * none of them). Taken to the program (its buffer is the queue's) before
+ * the QP goes, as some drivers clean a destroyed QP's completions out of
+ * its CQ, and after, as Soft-RoCE may flush it only then. Nothing without
+ * a shared queue. */
 static void srq_leftovers(struct rex_aconn *c)
 {
 	struct ibv_wc wc[REX_ACONN_WC_BATCH];
 	int n, i;
 
+	if (!c->srq || !c->cq || c->cq_dead)
+		return;
 	while ((n = ibv_poll_cq(c->cq, REX_ACONN_WC_BATCH, wc)) > 0)
 		for (i = 0; i < n; i++)
 			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV && c->ops->srq_recv)
@@ -610,6 +616,7 @@ static void srq_leftovers(struct rex_aconn *c)
 }
 
 /* [release] */
+/* [release-qp] */
 static void release(struct rex_loop *loop, void *arg)
 {
 	struct rex_aconn *c = arg;
@@ -621,20 +628,13 @@ static void release(struct rex_loop *loop, void *arg)
 	/* What the program tied to the QP (memory windows) goes before it. */
 	if (c->ops->releasing)
 		c->ops->releasing(c);
-	/* A receive of a shared queue that the stopped QP had begun comes
-	 * back flushed, in no set order with the drain's marker (the drain
-	 * waits for none of them): taken before the QP goes, as some drivers
-	 * clean a destroyed QP's completions out of its CQ, and after, as
-	 * Soft-RoCE may flush it only then. */
-	if (c->srq && c->cq && !c->cq_dead)
-		srq_leftovers(c);
 	/* The QP first: once it is gone the device touches none of the
 	 * connection's memory, even if a drain was cut short. */
+	srq_leftovers(c); /* a shared queue's receive begun, before and after */
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
-	if (c->srq && c->cq && !c->cq_dead)
-		srq_leftovers(c);
+	srq_leftovers(c);
 	if (c->cq) {
 		rex_loop_cq_ack(&c->lcq); /* ibv_destroy_cq() waits for every ack */
 		ret = ibv_destroy_cq(c->cq);

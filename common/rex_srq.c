@@ -82,6 +82,7 @@ static int arm(struct rex_srq *s)
 	return 0;
 }
 
+/* [refill] */
 int rex_srq_refill(struct rex_srq *s)
 {
 	uint32_t before = s->stats.posted;
@@ -107,6 +108,7 @@ int rex_srq_refill(struct rex_srq *s)
 	}
 	return (int)(s->stats.posted - before);
 }
+/* [refill] */
 
 struct rex_srq *rex_srq_create(struct ibv_pd *pd, struct rex_pool *pool,
                                const struct rex_srq_attr *attr)
@@ -273,10 +275,12 @@ int rex_srq_async_event(const struct ibv_async_event *event)
 		           s->stats.posted);
 		return -EIO;
 	}
+	/* [limit-event] */
 	s->armed = false; /* the device disarmed it */
 	s->stats.limit_events++;
 	ret = rex_srq_refill(s);
 	return ret < 0 ? ret : 1;
+	/* [limit-event] */
 }
 
 void rex_srq_stats(const struct rex_srq *s, struct rex_srq_stats *st)

@@ -350,7 +350,6 @@ static int make_queues(struct rex_svc_conn *c)
 	return ret;
 }
 
-/* [pdata] */
 /* Our header in front of the program's private data: version, its length,
  * the credits the peer starts with; and, in version 2 (a server on a shared
  * receive queue), the most it may ever hold. */
@@ -379,6 +378,19 @@ static size_t pdata_encode(const struct rex_svc *s, uint8_t *out, const void *pd
 	uint32_t credits = s->cfg.msg_size ? s->cfg.msg_recvs : 0;
 
 	return pdata_encode_credits(s, out, pdata, len, credits, credits);
+}
+
+/* A server's answer with its accept: the credits the client starts with,
+ * on a shared receive queue its share, which may grow up to msg_recvs. */
+static size_t accept_pdata(const struct rex_svc_conn *c, uint8_t *out, const void *pdata,
+                           size_t len)
+{
+	const struct rex_svc_config *cfg = &c->svc->cfg;
+
+	if (!cfg->msg_size)
+		return pdata_encode_credits(c->svc, out, pdata, len, 0, 0);
+	return pdata_encode_credits(c->svc, out, pdata, len,
+	                            c->ac.srq ? c->srq_share : cfg->msg_recvs, cfg->msg_recvs);
 }
 
 /* The length of a header of ours at \p p (\p len bytes), with its credits
@@ -429,7 +441,6 @@ static int pdata_decode(struct rex_svc_conn *c, const struct rex_cm_event *ev,
 	*len = p[1];
 	return 0;
 }
-/* [pdata] */
 
 /* --- server ------------------------------------------------------------------ */
 
@@ -466,9 +477,6 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 		conn_free(c);
 		return;
 	}
-	/* [accept] */
-	/* The program decides, with the client's private data; then the
-	 * queues, and from here every way out goes through DRAINING. */
 	/* Its share of the shared receive queue, before the program promises
 	 * it anything (rex_svc_conn_set_depths() may change it). */
 	if (rex_svc_srq_admit(c)) {
@@ -476,6 +484,9 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 		conn_free(c);
 		return;
 	}
+	/* [accept] */
+	/* The program decides, with the client's private data; then the
+	 * queues, and from here every way out goes through DRAINING. */
 	if (s->ops->request && s->ops->request(c, pdata, plen, reply, &reply_len)) {
 		alen = pdata_encode(s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
 		reject(s, ev->id, answer, alen);
@@ -487,12 +498,8 @@ static void on_request(struct rex_svc *s, const struct rex_cm_event *ev)
 	if (make_queues(c))
 		goto out_close;
 	param.private_data = answer;
-	/* The credits the client starts with: on a shared receive queue its
-	 * share, which grows up to msg_recvs while the queue has receives. */
-	param.private_data_len = (uint8_t)pdata_encode_credits(
-	    s, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len,
-	    s->cfg.msg_size ? (c->ac.srq ? c->srq_share : s->cfg.msg_recvs) : 0,
-	    s->cfg.msg_size ? s->cfg.msg_recvs : 0);
+	param.private_data_len =
+	    (uint8_t)accept_pdata(c, answer, reply, reply_len > sizeof(reply) ? 0 : reply_len);
 	/* READs and atomics: no more than the client asked for, nor than our
 	 * device serves. The event gives the request's depths from our side
 	 * (its responder_resources is the client's initiator depth). */

@@ -46,7 +46,7 @@ uint32_t rex_svc_srq_share(const struct rex_svc_conn *c)
 	                                                             : c->svc->cfg.msg_recvs;
 }
 
-/* [regrant] */
+/* [share-rule] */
 uint32_t rex_svc_srq_next_share(uint32_t share, uint32_t cap, uint32_t free_now, bool peer_low)
 {
 	/* Kept unpromised for connections to come: two of them. */
@@ -67,6 +67,7 @@ uint32_t rex_svc_srq_next_share(uint32_t share, uint32_t cap, uint32_t free_now,
 	}
 	return share;
 }
+/* [share-rule] */
 
 uint32_t rex_svc_srq_regrant(struct rex_svc_conn *c, bool peer_low)
 {
@@ -83,7 +84,6 @@ uint32_t rex_svc_srq_regrant(struct rex_svc_conn *c, bool peer_low)
 	c->srq_share = next;
 	return owe;
 }
-/* [regrant] */
 
 /* The device's queue, over a pool of as many receive buffers: registered
  * once, for the device to write. */
@@ -136,6 +136,7 @@ int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
 			return -ENOMEM;
 		c->dev->helper = d;
 	}
+	/* [promise] */
 	/* Every credit a peer holds is a receive posted: a share is promised
 	 * only while the queue has it unpromised. */
 	left = s->cfg.srq_recvs - d->promised + c->srq_share;
@@ -149,6 +150,7 @@ int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
 	d->promised += share - c->srq_share;
 	c->srq_share = share;
 	return 0;
+	/* [promise] */
 }
 
 int rex_svc_srq_admit(struct rex_svc_conn *c)
