@@ -232,6 +232,21 @@ back_to() {
 	echo "resources back to the baseline: $now"
 }
 
+# closed_within SECONDS N REGEX: the server says N connections closed
+# (lines matching REGEX) within SECONDS.
+closed_within() {
+	local deadline=$((SECONDS + $1))
+	count server "$3"
+	until [ "$count" -eq "$2" ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail "the server closed $count connections, not $2"
+			return 1
+		fi
+		sleep 0.2
+		count server "$3"
+	done
+}
+
 # --- the scenarios ------------------------------------------------------------
 
 # 64 connections on one shared receive queue (chapter 06's -S): every echo
@@ -241,7 +256,7 @@ back_to() {
 # credits (256 in all), and with 4 messages in flight asks for more, which
 # the queue gives while it has more than two connections' worth spare.
 scenario_srq_many() {
-	local baseline now deadline c
+	local baseline now c
 	baseline=$(summary)
 	start_server -S 512
 	expect server "^server: one shared receive queue of 512 receives per device: 128 connections at most, each starting with 4 credits, up to 16$"
@@ -252,16 +267,7 @@ scenario_srq_many() {
 		expect "$c" "^client: 3200 echoes of 64 bytes intact in [0-9.]+ s: [0-9]+ messages/s$" \
 			"^client: done: 32 connections, 0 failed$"
 	done
-	deadline=$((SECONDS + 10))
-	count server ': closed: 100 echoed$'
-	until [ "$count" -eq 64 ]; do
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			fail "the server closed $count connections, not 64"
-			break
-		fi
-		sleep 0.2
-		count server ': closed: 100 echoed$'
-	done
+	closed_within 10 64 ': closed: 100 echoed$'
 	now=$(held "${pid[server]}")
 	echo "the server holds: $now; $(rdma resource show srq | grep -c " pid ${pid[server]} ") SRQ"
 	[ "$now" = "qp 0 cq 0 mr 1 cm_id 1" ] ||
@@ -433,7 +439,7 @@ scenario_sigint_under_load() {
 # region or CM id but its listener (rdma resource show, filtered by its
 # pid). After SIGINT, the device is back to the baseline.
 scenario_resources() {
-	local round i baseline now deadline
+	local round i baseline now
 	baseline=$(summary)
 	echo "baseline: $baseline"
 	start_server
@@ -446,16 +452,7 @@ scenario_resources() {
 			expect "r$round-$i" "^client: done: 10 connections, 0 failed$"
 		done
 	done
-	deadline=$((SECONDS + 10))
-	count server ': closed: 10 echoed$'
-	until [ "$count" -eq 100 ]; do
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			fail "the server closed $count connections, not 100"
-			break
-		fi
-		sleep 0.2
-		count server ': closed: 10 echoed$'
-	done
+	closed_within 10 100 ': closed: 10 echoed$'
 	now=$(held "${pid[server]}")
 	echo "the server holds: $now"
 	rdma resource show cm_id | grep " pid ${pid[server]} " | sed 's/^/  /'
