@@ -209,7 +209,7 @@ int bench_reject_decode(const uint8_t *in, size_t len, struct bench_reject *r)
 	r->reason = rex_get_be16(in + 6);
 	r->value = rex_get_be64(in + 8);
 	r->limit = rex_get_be64(in + 16);
-	return r->reason >= BENCH_REJECT_HELLO && r->reason <= BENCH_REJECT_BUSY ? 0 : -EPROTO;
+	return r->reason >= BENCH_REJECT_HELLO && r->reason <= BENCH_REJECT_SRQ_SIZE ? 0 : -EPROTO;
 }
 
 const char *bench_reject_format(const struct bench_reject *r, char *buf, size_t len)
@@ -238,6 +238,12 @@ const char *bench_reject_format(const struct bench_reject *r, char *buf, size_t 
 	case BENCH_REJECT_BUSY:
 		snprintf(buf, len, "busy: all %" PRIu64 " buffers of the server's pool are in use",
 		         r->limit);
+		break;
+	case BENCH_REJECT_SRQ_SIZE:
+		snprintf(buf, len,
+		         "a SEND of %" PRIu64 " bytes is above the %" PRIu64
+		         " of the server's shared receive queue (its -S)",
+		         r->value, r->limit);
 		break;
 	default:
 		snprintf(buf, len, "reason %u", r->reason);

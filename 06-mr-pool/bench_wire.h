@@ -117,6 +117,8 @@ enum bench_reject_reason {
 	BENCH_REJECT_SIZE = 3,  /* value: size asked; limit: the server's -s */
 	BENCH_REJECT_DEPTH = 4, /* value: depth asked; limit: what the device allows */
 	BENCH_REJECT_BUSY = 5,  /* limit: buffers in the server's pool */
+	BENCH_REJECT_SRQ_SIZE =
+	    6, /* value: a SEND's size asked; limit: the shared queue's buffers */
 };
 
 struct bench_reject {

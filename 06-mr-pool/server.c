@@ -63,7 +63,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-g GRANT] [-L MS] [-v] [-h]\n"
+	    "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-g GRANT] [-L MS] [-S RECVS]\n"
+	    "       [-v] [-h]\n"
 	    "Serve 06-mr-pool-client runs until SIGINT or SIGTERM.\n"
 	    "  -B ADDR      address to bind (default: all)\n"
 	    "  -p PORT      port (default %u)\n"
@@ -77,10 +78,14 @@ static void usage(FILE *f)
 	    "               pool's region: every buffer, every right served)\n"
 	    "  -L MS        a window's lease: revoked MS ms after it is granted (default 0:\n"
 	    "               at the client's end)\n"
+	    "  -S RECVS     one shared receive queue of RECVS receives of %u bytes for every\n"
+	    "               session, each taking its window's share (default 0: each its own;\n"
+	    "               with it, a SEND of %u bytes at most)\n"
 	    "  -v           debug lines to stderr\n"
 	    "  -h, --help   this help\n"
 	    "  --version    the version\n",
-	    PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS);
+	    PROGRAM, (unsigned)REX_DEFAULT_PORT, DEFAULT_MAX_SIZE, SERVER_BUFFERS,
+	    SERVER_SRQ_BUF_SIZE, SERVER_SRQ_BUF_SIZE);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -112,7 +117,7 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	                                      {NULL, 0, NULL, 0}};
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":B:p:s:o:g:L:vh", longs, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":B:p:s:o:g:L:S:vh", longs, NULL)) != -1) {
 		switch (opt) {
 		case 'B':
 			s->addr = optarg;
@@ -147,6 +152,13 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 			if (rex_parse_uint(optarg, 0, 3600000, &v))
 				return bad_usage("-L %s: out of range (0..3600000 ms)", optarg);
 			s->lease_ms = (uint32_t)v;
+			break;
+		case 'S':
+			if (rex_parse_uint(optarg, 0, 1u << 20, &v) ||
+			    (v > 0 && v < SERVER_SMALL_RECVS))
+				return bad_usage("-S %s: not 0, nor in %u..1048576", optarg,
+				                 SERVER_SMALL_RECVS);
+			s->srq_recvs = (uint32_t)v;
 			break;
 		case 'v':
 			s->verbose = true;
@@ -242,6 +254,9 @@ static int check_hello(struct server *s, struct rex_svc_conn *c, const struct be
 		*rej = (struct bench_reject){BENCH_REJECT_OP, h->op, s->ops};
 	else if (h->max_size > s->max_size)
 		*rej = (struct bench_reject){BENCH_REJECT_SIZE, h->max_size, s->max_size};
+	else if (s->srq_recvs && h->op == BENCH_OP_SEND && h->max_size > SERVER_SRQ_BUF_SIZE)
+		*rej =
+		    (struct bench_reject){BENCH_REJECT_SRQ_SIZE, h->max_size, SERVER_SRQ_BUF_SIZE};
 	else if (h->mode == BENCH_MODE_LAT &&
 	         (h->op == BENCH_OP_WRITE || h->op == BENCH_OP_WRITE_IMM) &&
 	         (h->addr == 0 || h->addr + h->max_size < h->addr)) {
@@ -337,12 +352,13 @@ out_reject:
 	return -1;
 }
 
-/* The queues exist: the receives go before the accept. */
+/* The queues exist: the receives go before the accept (on a shared
+ * receive queue they are the helper's, posted already). */
 static int on_ready(struct rex_svc_conn *c)
 {
 	struct session *ss = rex_svc_conn_user(c);
 
-	return session_post_recvs(ss, ss->recv_depth);
+	return ss->server->srq_recvs ? 0 : session_post_recvs(ss, ss->recv_depth);
 }
 
 /* [probe] */
@@ -454,6 +470,8 @@ static int serve(struct server *s)
 	cfg.raw_pdata = true;
 	cfg.peer_may_leave = true;
 	cfg.backlog = LISTEN_BACKLOG;
+	cfg.srq_recvs = s->srq_recvs; /* -S: each session's window a share of it */
+	cfg.srq_buf_size = SERVER_SRQ_BUF_SIZE;
 	s->svc = rex_svc_create(s->loop, &cfg, &ops, s);
 	if (!s->svc || rex_svc_serve(s->svc, s->addr, s->port))
 		return -EIO;
@@ -463,6 +481,9 @@ static int serve(struct server *s)
 	printf("server: listening on %s port %u: ops %s, messages up to %" PRIu32 " bytes\n",
 	       s->addr ? s->addr : "0.0.0.0", (unsigned)s->port,
 	       bench_ops_format(s->ops, ops_list, sizeof(ops_list)), s->max_size);
+	if (s->srq_recvs)
+		printf("server: one shared receive queue of %" PRIu32 " receives of %u bytes\n",
+		       s->srq_recvs, SERVER_SRQ_BUF_SIZE);
 	return 0;
 }
 /* [listen] */

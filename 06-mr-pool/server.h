@@ -61,6 +61,7 @@ struct server {
 	unsigned ops;
 	unsigned grant;    /* -g: BENCH_GRANT_WINDOW (default) or BENCH_GRANT_POOL */
 	uint32_t lease_ms; /* -L: a window is revoked this long after its bind; 0: never */
+	uint32_t srq_recvs; /* -S: receives of one shared receive queue; 0: each session its own */
 	bool verbose;
 	struct rex_loop *loop;
 	struct rex_svc *svc;
@@ -117,5 +118,9 @@ void grant_release(struct session *ss);
 
 /* A control message: an immediate and no bytes. */
 int session_post_imm(struct session *ss, uint32_t imm);
+
+/* With -S, each of the shared receive queue's buffers: a SEND of this
+ * size at most (part 5, docs/06-mr-pool-srq.md). */
+#define SERVER_SRQ_BUF_SIZE 4096u
 
 #endif /* BENCH_SERVER_H */

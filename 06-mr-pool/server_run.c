@@ -224,8 +224,16 @@ void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 {
 	struct session *ss = rex_svc_conn_user(c);
 
-	(void)wr_id;
 	ss->heard = true;
+	if (ss->server->srq_recvs) {
+		/* A shared receive queue's buffer (its address in wr_id), posted
+		 * again by the helper: a SEND's bytes into ours, to verify. */
+		if (wc->opcode == IBV_WC_RECV && wc->byte_len <= ss->hello.max_size)
+			memcpy(ss->mem, (const void *)(uintptr_t)wr_id, wc->byte_len);
+		if (handle_recv(ss, wc))
+			rex_svc_close(c, true);
+		return;
+	}
 	ss->reposts++;
 	if (handle_recv(ss, wc))
 		rex_svc_close(c, true);

@@ -235,6 +235,24 @@ atomic)
 	check late lat 1
 	stop_server
 	;;
+srq)
+	# One shared receive queue of 300 receives for every session: a SEND
+	# bandwidth run (its window, 32, takes 72 of them), SEND latency and
+	# WRITE WITH IMM bandwidth, every run's data verified; a SEND larger
+	# than the queue's buffers refused; afterwards the server holds no QP.
+	start_server -s 64K -S 300
+	has server '^server: one shared receive queue of 300 receives of 4096 bytes$'
+	client bw 0 -o send -s 4K -t 32 -n 500 --json "$dir/bw.json" --csv "$dir/bw.csv"
+	check bw bw 1
+	client lat 0 -o send -m lat -s 64 -n 200 --json "$dir/lat.json" --csv "$dir/lat.csv"
+	check lat lat 1
+	client imm 0 -o write_imm -s 4K -t 32 -n 500 --json "$dir/imm.json" --csv "$dir/imm.csv"
+	check imm bw 1
+	client big 1 -o send -s 8K -n 10
+	has big "rejected by the server: a SEND of 8192 bytes is above the 4096 of the server's shared receive queue \(its -S\)"
+	held qp 0
+	stop_server
+	;;
 reject_size)
 	start_server -s 4K
 	client big 1 -s 64K -n 10

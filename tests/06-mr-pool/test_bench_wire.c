@@ -123,6 +123,14 @@ int main(void)
 	CHECK_INT_EQ(bench_reject_decode(buf, BENCH_REJECT_LEN, &s), 0);
 	CHECK_STR_EQ(bench_reject_format(&s, text, sizeof(text)),
 	             "op read is not served (the server's -o send,write)");
+	r = (struct bench_reject){BENCH_REJECT_SRQ_SIZE, 8192, 4096};
+	bench_reject_encode(&r, buf);
+	CHECK_INT_EQ(bench_reject_decode(buf, BENCH_REJECT_LEN, &s), 0);
+	CHECK_STR_EQ(bench_reject_format(&s, text, sizeof(text)),
+	             "a SEND of 8192 bytes is above the 4096 of the server's shared receive queue "
+	             "(its -S)");
+	buf[7] = 7; /* the first reason past the last */
+	CHECK_INT_EQ(bench_reject_decode(buf, BENCH_REJECT_LEN, &s), -EPROTO);
 	buf[7] = 99; /* unknown reason */
 	CHECK_INT_EQ(bench_reject_decode(buf, BENCH_REJECT_LEN, &s), -EPROTO);
 	CHECK_INT_EQ(bench_reject_decode(buf, 8, &s), -EPROTO);
