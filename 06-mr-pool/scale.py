@@ -14,7 +14,7 @@ to be seen. Meanwhile, every SAMPLE_S, the server's resources are read the
 way a user reads them: `rdma resource show` (its MRs and their bytes, QPs,
 CQs, by its pid) and /proc (its resident memory); the run's figures are
 those of the reading with the most QPs, which must be N: all connections
-open at once.
+open at once; from that reading on the server is left alone.
 
 For each point: the median of the runs of each figure (registered bytes,
 MRs, QPs, CQs, resident memory, setup time per connection (median and max,
@@ -130,9 +130,13 @@ def one_run(args, conns, mode, port, rawdir, tag):
             return run
         client = Run(client_argv, f"{rawdir}/{tag}-client.txt")
         best, readings, end = None, 0, time.monotonic() + RUN_TIMEOUT
-        # Read the server while the client runs; keep the fullest reading.
+        # Read the server while the client runs, until a reading finds all
+        # its connections open (each reading starts `rdma` three times: the
+        # run is left alone after that); keep the fullest reading.
         while not client.eof and time.monotonic() < end:
             client.pump(SAMPLE_S)
+            if best is not None and best["qps"] == conns:
+                continue
             try:
                 now = snapshot(server.proc.pid)
             except (OSError, RuntimeError, ValueError) as e:
