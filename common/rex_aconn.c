@@ -600,14 +600,15 @@ static void on_deadline(struct rex_loop *loop, void *arg)
  * flushed, in no set order with the drain's marker (the drain waits for
  * none of them). Taken to the program (its buffer is the queue's) before
  * the QP goes, as some drivers clean a destroyed QP's completions out of
- * its CQ, and after, as Soft-RoCE may flush it only then. Nothing without
- * a shared queue. */
+ * its CQ, and after, as Soft-RoCE may flush it only then. Even a CQ
+ * known dead is read (an overrun one may still hold what came before).
+ * Nothing without a shared queue. */
 static void srq_leftovers(struct rex_aconn *c)
 {
 	struct ibv_wc wc[REX_ACONN_WC_BATCH];
 	int n, i;
 
-	if (!c->srq || !c->cq || c->cq_dead)
+	if (!c->srq || !c->cq)
 		return;
 	while ((n = ibv_poll_cq(c->cq, REX_ACONN_WC_BATCH, wc)) > 0)
 		for (i = 0; i < n; i++)

@@ -232,8 +232,13 @@ int rex_srq_repost(struct rex_srq *s, struct rex_pool_buf *buf)
 	    .addr = (uintptr_t)buf->addr, .length = (uint32_t)buf->size, .lkey = buf->lkey};
 	struct ibv_recv_wr wr = {.wr_id = s->tag | buf->index, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int ret = ibv_post_srq_recv(s->srq, &wr, &bad);
+	int ret;
 
+	if (s->posted[buf->index]) {
+		rex_errorf("rex_srq_repost: buffer %u is posted already", buf->index);
+		return -EINVAL;
+	}
+	ret = ibv_post_srq_recv(s->srq, &wr, &bad);
 	if (ret) {
 		rex_report_errno("ibv_post_srq_recv", ret);
 		rex_pool_put(s->pool, buf);
@@ -242,6 +247,12 @@ int rex_srq_repost(struct rex_srq *s, struct rex_pool_buf *buf)
 	s->posted[buf->index] = true;
 	s->stats.posted++;
 	s->stats.reposted++;
+	/* Short (an earlier post failed, or the pool was dry at the event):
+	 * what the pool has goes too, and the limit is armed again. */
+	if (s->low_water && !s->armed && s->stats.posted < s->depth) {
+		ret = rex_srq_refill(s);
+		return ret < 0 ? ret : 0;
+	}
 	return 0;
 }
 

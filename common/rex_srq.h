@@ -139,9 +139,12 @@ struct rex_pool *rex_srq_pool(const struct rex_srq *srq);
 struct rex_pool_buf *rex_srq_take(struct rex_srq *srq, const struct ibv_wc *wc);
 
 /**
- * \brief Post \p buf (taken with rex_srq_take()) again at once.
- * \return 0, or the negative errno of ibv_post_srq_recv() (printed): the
- *         buffer went back to the pool then.
+ * \brief Post \p buf (taken with rex_srq_take()) again at once; a queue
+ *        left short (a post refused before, a dry refill) is topped up from
+ *        the pool and armed again with it.
+ * \return 0; -EINVAL (printed) for a buffer posted already (nothing is
+ *         done); or the negative errno of ibv_post_srq_recv() (printed):
+ *         the buffer went back to the pool then, for the next refill.
  */
 int rex_srq_repost(struct rex_srq *srq, struct rex_pool_buf *buf);
 

@@ -49,12 +49,13 @@ static void cm_event(struct rex_aconn_devs *devs, const struct rex_cm_event *ev,
 static int device_closing(struct rex_aconn_dev *dev)
 {
 	struct rex_svc *s = dev->devs->cm_arg;
-	/* The shared receive queue and its pool first: no QP is left. */
-	int ret = rex_svc_srq_release(dev);
+	/* The shared receive queue and its pool, and the program's memory:
+	 * no QP is left. Both, even when the first fails. */
+	int ret = rex_svc_srq_release(dev), prog = 0;
 
-	if (ret == 0 && dev->user && s->ops->device_closing)
-		ret = s->ops->device_closing(s, dev->pd, dev->user);
-	return ret;
+	if (dev->user && s->ops->device_closing)
+		prog = s->ops->device_closing(s, dev->pd, dev->user);
+	return ret ? ret : prog;
 }
 
 static void tell_stopped(struct rex_loop *loop, void *arg)

@@ -192,8 +192,8 @@ void rex_svc_msgs_received(struct rex_svc_conn *c, const struct ibv_wc *wc)
 	m->credits += returned;
 	m->peer_low |= (flags & REX_SVC_MSG_LOW) != 0;
 	if (flags & REX_SVC_MSG_CREDIT_ONLY) {
-		if (repost(c, slot))
-			goto out_fail;
+		if (repost(c, slot)) /* printed; a shared queue's buffer is its pool's now */
+			rex_aconn_close(&c->ac, true);
 		return;
 	}
 	/* In line behind any the program holds: messages go to it in order. */

@@ -17,7 +17,17 @@ struct rex_svc_srq {
 	struct rex_pool *pool;
 	struct rex_srq *srq;
 	uint32_t promised; /* the shares of the connections on it */
+	/* Receives the queue may have lost: those of connections whose CQ
+	 * failed (an overrun drops completions, and their receives with
+	 * them). Never promised again. */
+	uint32_t written_off;
 };
+
+/* What the queue can promise: its receives, less those written off. */
+static uint32_t capacity(const struct rex_svc *s, const struct rex_svc_srq *d)
+{
+	return s->cfg.srq_recvs - d->written_off;
+}
 
 static struct rex_svc_srq *srq_of_dev(const struct rex_aconn_dev *dev)
 {
@@ -77,7 +87,7 @@ uint32_t rex_svc_srq_regrant(struct rex_svc_conn *c, bool peer_low)
 	if (!d || !grows(c))
 		return 1;
 	next = rex_svc_srq_next_share(c->srq_share, c->svc->cfg.msg_recvs,
-	                              c->svc->cfg.srq_recvs - d->promised, peer_low);
+	                              capacity(c->svc, d) - d->promised, peer_low);
 	d->promised = d->promised - c->srq_share + next;
 	/* This message's credit, less one given back or plus those added. */
 	owe = next + 1 - c->srq_share;
@@ -139,11 +149,11 @@ int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
 	/* [promise] */
 	/* Every credit a peer holds is a receive posted: a share is promised
 	 * only while the queue has it unpromised. */
-	left = s->cfg.srq_recvs - d->promised + c->srq_share;
-	if (share == 0 || share > left) {
+	left = capacity(s, d) - d->promised + c->srq_share;
+	if (share > left) {
 		rex_errorf("%s: %s: refused: the shared receive queue has %u of %u receives "
 		           "unpromised, and this connection needs %u",
-		           s->cfg.who, c->ac.name, left, s->cfg.srq_recvs, share);
+		           s->cfg.who, c->ac.name, left, capacity(s, d), share);
 		s->stats.srq_full++;
 		return -ENOBUFS;
 	}
@@ -164,6 +174,15 @@ void rex_svc_srq_leave(struct rex_svc_conn *c)
 
 	if (d && c->srq_share)
 		d->promised -= c->srq_share;
+	/* Its CQ failed: completions may have been dropped, and with them
+	 * receives the queue will not see again; at most its share, as its
+	 * QP stops at the first completion that does not fit. */
+	if (d && c->ac.srq && c->ac.cq_dead && c->srq_share) {
+		d->written_off += c->srq_share;
+		rex_errorf("%s: %s: its CQ failed: %u receives of the shared queue written off, "
+		           "%u left to promise",
+		           c->svc->cfg.who, c->ac.name, c->srq_share, capacity(c->svc, d));
+	}
 	c->srq_share = 0;
 }
 
@@ -222,12 +241,17 @@ int rex_svc_srq_release(struct rex_aconn_dev *dev)
 	if (!d)
 		return 0;
 	/* No QP is left on the device: the queue goes, its buffers back to
-	 * the pool, then the pool's registration. */
-	ret = rex_srq_destroy(d->srq);
-	if (ret == 0)
-		ret = rex_pool_destroy(d->pool);
+	 * the pool, then the pool's registration. A failure is printed, and
+	 * what failed kept, as the memory may still be the device's. */
+	if (d->srq) {
+		ret = rex_srq_destroy(d->srq);
+		if (ret)
+			return ret;
+		d->srq = NULL;
+	}
+	ret = rex_pool_destroy(d->pool);
 	if (ret)
-		return ret; /* printed; kept, as the memory may still be the device's */
+		return ret;
 	free(d);
 	dev->helper = NULL;
 	return 0;

@@ -3,7 +3,9 @@
  * A post the device refuses part-way: the receives before the refused one
  * are posted and counted, the refused one and those after it go back to
  * the pool, and the error names ibv_post_srq_recv. A repost that fails
- * gives its buffer back to the pool. No buffer is lost either way.
+ * gives its buffer back to the pool, and the next repost that works takes
+ * it from there again (the queue full, the limit armed). A buffer posted
+ * already is not posted twice. No buffer is lost either way.
  */
 #include <errno.h>
 
@@ -52,6 +54,40 @@ int main(void)
 	CHECK_INT_EQ(rex_srq_repost(srq, b), -ENOMEM);
 	free(capture_end(&cap));
 	CHECK_INT_EQ(fake_pool_free(pool), 1);
+	/* Posted again: not twice. */
+	capture_begin(&cap);
+	CHECK_INT_EQ(
+	    rex_srq_repost(srq, rex_pool_buf_at(pool, (uint32_t)fake_srq.fifo[fake_srq.head])),
+	    -EINVAL);
+	text = capture_end(&cap);
+	CHECK_STR_CONTAINS(text, "rex_srq_repost: buffer");
+	CHECK_STR_CONTAINS(text, "is posted already");
+	free(text);
+	CHECK_INT_EQ(fake_srq.count, 15);
+	/* Past the low-water mark, the limit event: the refill finds the pool
+	 * empty but for the refused buffer... taken by the program here, so
+	 * dry: disarmed. The next repost that works tops the queue up from
+	 * the pool (the refused buffer back in it) and arms the limit. */
+	{
+		struct rex_pool_buf *held[12], *spare = rex_pool_get(pool);
+		struct ibv_async_event ev;
+
+		for (i = 0; i < 12; i++) {
+			wc = fake_srq_consume(1);
+			held[i] = rex_srq_take(srq, &wc);
+		}
+		CHECK_INT_EQ(fake_srq.count, 3);
+		ev = fake_srq_event();
+		CHECK_INT_EQ(rex_srq_async_event(&ev), 1);
+		CHECK_INT_EQ(fake_srq.limit, 0);
+		CHECK_INT_EQ(rex_pool_put(pool, spare), 0);
+		CHECK_INT_EQ(rex_srq_repost(srq, held[0]), 0);
+		CHECK_INT_EQ(fake_srq.count, 5); /* held[0] and the spare */
+		CHECK_INT_EQ(fake_srq.limit, 4);
+		for (i = 1; i < 12; i++)
+			CHECK_INT_EQ(rex_srq_repost(srq, held[i]), 0);
+		CHECK_INT_EQ(fake_srq.count, 16);
+	}
 	CHECK_INT_EQ(rex_srq_destroy(srq), 0);
 	CHECK_INT_EQ(rex_pool_destroy(pool), 0);
 	return check_finish();
