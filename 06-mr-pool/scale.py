@@ -131,11 +131,11 @@ def one_run(args, conns, mode, port, rawdir, tag):
         client = Run(client_argv, f"{rawdir}/{tag}-client.txt")
         best, readings, end = None, 0, time.monotonic() + RUN_TIMEOUT
         # Read the server once every connection is up (the client says so:
-        # no connection is being set up any more, and the server registers
-        # a connection's memory before its QP, and releases it after, so a
-        # reading that finds every QP found every region), while the client
-        # runs, until a reading finds all open (each reading starts `rdma`
-        # three times: the run is left alone after that).
+        # none is being set up any more), while the client runs, until a
+        # reading finds every QP (each reading starts `rdma` three times: the
+        # run is left alone after that). A connection's end destroys its QP
+        # before its regions, and the regions are read first: a reading that
+        # finds every QP found every connection's regions too.
         if not client.read_until(rf"^client: {conns} connections? established in", RUN_TIMEOUT):
             end = 0  # never all up: no reading, the run says so below
         while not client.eof and time.monotonic() < end:
