@@ -114,6 +114,27 @@ def messages_each(args, conns):
     return max(args.count, -(-args.messages // conns))
 
 
+def pump_both(server, client, timeout):
+    """Wait up to timeout for the client's output, taking the server's as
+    well. The server writes a line a connection: read only at its end, its
+    pipe (64 KiB) fills at about 700 connections, the server then blocks in
+    write(), and its clients starve (idle deadlines, disconnects unanswered)."""
+    server.pump(0)
+    return client.pump(timeout)
+
+
+def read_client_until(server, client, pattern, timeout):
+    """Run.read_until on the client, the server's pipe kept drained."""
+    end, seen = time.monotonic() + timeout, 0
+    while True:
+        if any(re.search(pattern, line) for line in client.lines[seen:]):
+            return True
+        seen = len(client.lines)
+        left = end - time.monotonic()
+        if left <= 0 or not pump_both(server, client, min(SAMPLE_S, left)):
+            return False
+
+
 def one_run(args, conns, mode, port, rawdir, tag):
     """One server and one client; the run's figures, or an "error"."""
     count = messages_each(args, conns)
@@ -136,10 +157,11 @@ def one_run(args, conns, mode, port, rawdir, tag):
         # run is left alone after that). A connection's end destroys its QP
         # before its regions, and the regions are read first: a reading that
         # finds every QP found every connection's regions too.
-        if not client.read_until(rf"^client: {conns} connections? established in", RUN_TIMEOUT):
+        if not read_client_until(server, client, rf"^client: {conns} connections? established in",
+                                 RUN_TIMEOUT):
             end = 0  # never all up: no reading, the run says so below
         while not client.eof and time.monotonic() < end:
-            client.pump(SAMPLE_S)
+            pump_both(server, client, SAMPLE_S)
             if best is not None and best["qps"] == conns:
                 continue
             try:
@@ -150,6 +172,8 @@ def one_run(args, conns, mode, port, rawdir, tag):
             readings += 1
             if best is None or now["qps"] > best["qps"]:
                 best = now
+        while not client.eof and time.monotonic() < end:
+            pump_both(server, client, SAMPLE_S)
         status, _, _ = client.finish(max(1, end - time.monotonic()))
         run.update(best or {})
         run["readings"] = readings
