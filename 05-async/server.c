@@ -57,9 +57,12 @@
 #define SERVER_RECVS 16
 #define SERVER_SENDS 16
 /* Connections served at once: each registers 32 slots of a header and
- * AS_MAX_PAYLOAD bytes (132 KiB of pinned memory); past it, a new one is
- * rejected (132 MiB in all). */
+ * AS_MAX_PAYLOAD bytes (136 KiB of pinned memory); past it, a new one is
+ * rejected (136 MiB in all). A build may set another bound (-D) to find a
+ * machine's own limit, as the 06 part 5 page does. */
+#ifndef SERVER_MAX_CONNS
 #define SERVER_MAX_CONNS 1024u
+#endif
 /* Connect requests the kernel holds for us until we take them: 32 clients
  * of 8 connections may knock at once. More are rejected by the kernel. */
 #define LISTEN_BACKLOG 256

@@ -45,6 +45,7 @@ from compare import Run, gnuplot, sign_interval, verdict  # noqa: E402  one rule
 START_TIMEOUT = 30  # s: the server's listening line
 RUN_TIMEOUT = 600  # s: one client run
 SAMPLE_S = 0.1  # s between two readings of the server's resources
+DONE_LINE = re.compile(r"^client: connection \d+: \d+ of \d+ echoed")
 
 # The figures of a run: key, column title, unit, how to read it for speed
 # (None: a cost, compared by value only).
@@ -59,7 +60,14 @@ FIGURES = [
     ("msgs_per_s", "messages/s", "", "rate"),
     ("rtt_median_us", "rtt median", "us", "time"),
     ("rtt_p99_us", "rtt p99", "us", "time"),
+    ("cpu_busy_pct", "CPUs busy", "%", None),
+    ("softirq_pct", "softirq", "%", None),
+    ("server_cpu_pct", "server", "%", None),
+    ("client_cpu_pct", "client", "%", None),
 ]
+# The columns of the first table (what a connection costs); the rest go in
+# the second (speed, and where the CPUs' time went).
+COST_FIGURES = 7
 
 
 def say(text):
@@ -89,6 +97,34 @@ def snapshot(pid):
     return {"mr_bytes": sum(m["mrlen"] for m in mrs), "mrs": len(mrs),
             "mr_lengths": {str(k): v for k, v in sorted(lengths.items())},
             "qps": len(rdma_json("qp", pid)), "cqs": len(rdma_json("cq", pid)), "rss_kib": rss}
+
+
+def cpu_now(pids):
+    """The machine's CPU time (/proc/stat, all CPUs: total and softirq) and
+    each process's (utime + stime), in clock ticks."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...
+    out = {"total": sum(v[:8]), "idle": v[3] + v[4], "softirq": v[6]}
+    for name, pid in pids.items():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[name] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def cpu_shares(a, b):
+    """Where the CPUs' time went between two cpu_now() readings, in percent
+    of one CPU (2 CPUs fully busy: 200)."""
+    total = b["total"] - a["total"]
+    if total <= 0:
+        return {}
+    ncpu = os.cpu_count() or 1
+    pct = lambda t: round(100.0 * ncpu * t / total, 1)  # noqa: E731
+    return {"cpu_busy_pct": pct(total - (b["idle"] - a["idle"])),
+            "softirq_pct": pct(b["softirq"] - a["softirq"]),
+            "server_cpu_pct": pct(b["server"] - a["server"]),
+            "client_cpu_pct": pct(b["client"] - a["client"])}
 
 
 def parse_client(lines):
@@ -160,6 +196,9 @@ def one_run(args, conns, mode, port, rawdir, tag):
         if not read_client_until(server, client, rf"^client: {conns} connections? established in",
                                  RUN_TIMEOUT):
             end = 0  # never all up: no reading, the run says so below
+        pids = {"server": server.proc.pid, "client": client.proc.pid}
+        cpu_from = cpu_now(pids) if end else None
+        cpu_to = None
         while not client.eof and time.monotonic() < end:
             pump_both(server, client, SAMPLE_S)
             if best is not None and best["qps"] == conns:
@@ -172,9 +211,16 @@ def one_run(args, conns, mode, port, rawdir, tag):
             readings += 1
             if best is None or now["qps"] > best["qps"]:
                 best = now
+        # The CPUs' time over the messages: from every connection up to the
+        # first one done (its line; all end about together, one in flight
+        # each), not the teardown.
         while not client.eof and time.monotonic() < end:
             pump_both(server, client, SAMPLE_S)
+            if cpu_from and not cpu_to and any(DONE_LINE.match(x) for x in client.lines):
+                cpu_to = cpu_now(pids)
         status, _, _ = client.finish(max(1, end - time.monotonic()))
+        if cpu_from and cpu_to:
+            run.update(cpu_shares(cpu_from, cpu_to))
         run.update(best or {})
         run["readings"] = readings
         run.update(parse_client(client.lines))
@@ -284,32 +330,40 @@ def fmt(s):
     if s is None:
         return "-"
     v = s["median"]
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+    return f"{v:.0f}" if abs(v) >= 100 or v == int(v) else f"{v:.1f}"
 
 
 def format_table(table, meta):
     lines = [f"What a connection costs: {meta['points']} connections, each sending messages of "
              f"{meta['size']} bytes, one in flight ({meta['count']} each at least, "
              f"{meta['messages']} a run at least); srq: one shared receive queue of "
-             f"{meta['srq_recvs']} receives. Medians of {meta['pairs']} runs.", ""]
-    head = ["conns", "mode"] + [t for _, t, _, _ in FIGURES]
-    rows = [head]
-    for e in table:
-        if e["mode"] == "srq/own":
-            cells = [str(e["connections"]), "srq/own"]
-            for k, _, _, kind in FIGURES:
-                r = e["rule"].get(k) if kind else None
-                cells.append(f"{r['ratio']:.2f} {r['verdict']}" if r else "")
-        else:
-            cells = [str(e["connections"]), e["mode"]] + [fmt(e["figures"][k]) for k, *_ in FIGURES]
-        rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
-    lines.append("")
-    lines.append("units: registered bytes (rdma resource show mr), resident KiB (VmRSS), "
-                 "setup ms (dial to ESTABLISHED), rtt us; srq/own: the median ratio of the "
-                 "pairs as speed (above 1: srq faster) and the verdict of its 95% interval")
+             f"{meta['srq_recvs']} receives. Medians of {meta['pairs']} runs."]
+    for figures, note in (
+            (FIGURES[:COST_FIGURES],
+             "registered: bytes (rdma resource show mr); resident: KiB (VmRSS); setup: ms from "
+             "the dial to ESTABLISHED"),
+            (FIGURES[COST_FIGURES:],
+             "rtt: us; CPUs busy, softirq (rxe's work), server, client: percent of one CPU "
+             "(2 CPUs: 200) while the messages flow; srq/own: the median of the pairs' ratios "
+             "as speed (above 1: srq faster) and the verdict of its 95% interval")):
+        head = ["conns", "mode"] + [t for _, t, _, _ in figures]
+        rows = [head]
+        for e in table:
+            if e["mode"] == "srq/own":
+                cells = [str(e["connections"]), "srq/own"]
+                for k, _, _, kind in figures:
+                    r = e["rule"].get(k) if kind else None
+                    cells.append(f"{r['ratio']:.2f} {r['verdict']}" if r else "")
+            else:
+                cells = [str(e["connections"]), e["mode"]] + [fmt(e["figures"][k])
+                                                             for k, *_ in figures]
+            rows.append(cells)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        lines.append("")
+        for r in rows:
+            lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
+        lines.append("")
+        lines.append(note)
     return "\n".join(lines) + "\n"
 
 
@@ -327,9 +381,26 @@ def write_csv(path, table):
             f.write(f"{e['connections']},{e['mode']}," + ",".join(cells) + "\n")
 
 
+# The plots: file, title, y label, and the figures drawn (key, label, and
+# a factor to the plotted unit). Both modes of each: own solid, srq dashed.
+PLOTS = [
+    ("memory", "Server memory", "MiB", [("mr_bytes", "registered", 1 / 1048576),
+                                        ("rss_kib", "resident", 1 / 1024)]),
+    ("objects", "Server objects (rdma resource show)", "count",
+     [("mrs", "MRs", 1), ("qps", "QPs", 1), ("cqs", "CQs", 1)]),
+    ("setup", "Connection setup, dial to ESTABLISHED", "ms",
+     [("setup_median_ms", "median", 1), ("setup_max_ms", "max", 1)]),
+    ("rate", "Messages per second, all connections together", "messages/s",
+     [("msgs_per_s", "messages/s", 1)]),
+    ("rtt", "Round trip, one message in flight per connection", "us",
+     [("rtt_median_us", "median", 1), ("rtt_p99_us", "99%", 1)]),
+]
+
+
 def plot(out, table):
-    """One PNG per figure against connections (log scale), both modes,
-    median with min..max."""
+    """A PNG per group of figures against connections (log scales): each
+    figure's median in both modes, with its min..max."""
+    keys = [k for k, *_ in FIGURES]
     with open(f"{out}/scale.dat", "w") as f:
         for mode in ("own", "srq"):
             f.write(f"# {mode}: connections, then median min max of each figure\n")
@@ -337,22 +408,26 @@ def plot(out, table):
                 if e["mode"] != mode:
                     continue
                 vals = []
-                for k, *_ in FIGURES:
+                for k in keys:
                     s = e["figures"][k]
                     vals += [str(s[x]) if s else "NaN" for x in ("median", "min", "max")]
                 f.write(f"{e['connections']} " + " ".join(vals) + "\n")
             f.write("\n\n")
-    for i, (key, title, unit, _) in enumerate(FIGURES):
-        col = 2 + 3 * i
-        gnuplot(out, f"{key}.png", [
-            f"set title '{title} against connections: receives of their own, or one shared "
-            "receive queue; median, min..max'",
-            "set xlabel 'connections'", f"set ylabel '{title}{' [' + unit + ']' if unit else ''}'",
+    for name, title, unit, figures in PLOTS:
+        series = []
+        for n, (key, label, factor) in enumerate(figures):
+            col = 2 + 3 * keys.index(key)
+            for m, mode in enumerate(("own", "srq")):
+                series.append(
+                    f"'scale.dat' index {m} using 1:(${col}*{factor}):(${col + 1}*{factor}):"
+                    f"(${col + 2}*{factor}) with yerrorlines lw 2 dt {1 + 2 * m} "
+                    f"lc rgb '{('#1f4e9c', '#b2242b', '#2e7d32')[n]}' title '{label}, {mode}'")
+        gnuplot(out, f"{name}.png", [
+            f"set title '{title} against connections: receives of their own (solid) or one "
+            "shared receive queue (dashed); median, min..max'",
+            "set xlabel 'connections'", f"set ylabel '{unit}'",
             "set logscale x 2", "set logscale y", "set key left top", "set grid",
-            "plot " + ", ".join(
-                f"'scale.dat' index {m} using 1:{col}:{col + 1}:{col + 2} with yerrorlines lw 2 "
-                f"title '{name}'" for m, name in enumerate(("own", "srq")))])
-
+            "plot " + ", ".join(series)])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -163,7 +163,15 @@ void rex_svc_stats(const struct rex_svc *s, struct rex_svc_stats *out)
 
 int rex_svc_serve(struct rex_svc *s, const char *addr, uint16_t port)
 {
-	return rex_aconn_listen(&s->devs, addr, port, s->cfg.backlog, &s->listener);
+	struct rex_aconn_dev *dev;
+	int ret = rex_aconn_listen(&s->devs, addr, port, s->cfg.backlog, &s->listener);
+
+	/* Bound to a device's address, the listener knows its device: its
+	 * shared queue is made now, not in the first client's setup. */
+	if (ret || !s->cfg.srq_recvs || !s->listener->verbs)
+		return ret;
+	dev = rex_aconn_dev_get(&s->devs, s->listener->verbs);
+	return dev ? rex_svc_srq_prepare(s, dev) : -ENODEV;
 }
 
 struct ibv_context *rex_svc_listen_device(const struct rex_svc *s)

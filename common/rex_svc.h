@@ -294,7 +294,9 @@ void *rex_svc_user(const struct rex_svc *svc);
 /**
  * \brief Serve on \p addr (IPv4 or IPv6 text; NULL: every IPv4 address,
  *        "::" every IPv6 one) and \p port: connect requests go to
- *        ops.request().
+ *        ops.request(). With cfg.srq_recvs, a listener bound to a
+ *        device's address makes that device's shared queue now (a
+ *        wildcard one, with its first connect request).
  * \return 0, or a negative errno (printed).
  */
 int rex_svc_serve(struct rex_svc *svc, const char *addr, uint16_t port);

@@ -116,9 +116,13 @@ void rex_svc_msgs_resume(struct rex_svc_conn *c);
 /* rex_svc_srq.c: one shared receive queue per device. */
 /* The share of \p c: msg_recvs with messages, its receive depth without. */
 uint32_t rex_svc_srq_share(const struct rex_svc_conn *c);
+/* Make \p dev's queue and its pool, if not yet: at listening when the
+ * listener has its device (bound to its address), or with the device's
+ * first connection. 0, or -ENOMEM (printed). Nothing without a queue. */
+int rex_svc_srq_prepare(struct rex_svc *s, struct rex_aconn_dev *dev);
 /* Promise \p c its share of its device's queue (made with the first
- * connection): 0, -ENOBUFS when the queue has not that much left
- * (printed), -ENOMEM. Nothing without a queue. */
+ * connection if not before): 0, -ENOBUFS when the queue has not that much
+ * left (printed), -ENOMEM. Nothing without a queue. */
 int rex_svc_srq_admit(struct rex_svc_conn *c);
 /* Promise \p c \p share receives in place of what it has (set depths). */
 int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share);

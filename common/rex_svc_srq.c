@@ -131,6 +131,19 @@ static struct rex_svc_srq *srq_make(const struct rex_svc *s, struct rex_aconn_de
 	return d;
 }
 
+int rex_svc_srq_prepare(struct rex_svc *s, struct rex_aconn_dev *dev)
+{
+	struct rex_svc_srq *d;
+
+	if (!s->cfg.srq_recvs || srq_of_dev(dev))
+		return 0;
+	d = srq_make(s, dev);
+	if (!d)
+		return -ENOMEM;
+	dev->helper = d;
+	return 0;
+}
+
 int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
 {
 	struct rex_svc *s = c->svc;
@@ -139,13 +152,9 @@ int rex_svc_srq_promise(struct rex_svc_conn *c, uint32_t share)
 
 	if (!s->cfg.srq_recvs || (c->srq_share && c->srq_share == share))
 		return 0;
+	if (rex_svc_srq_prepare(s, c->dev))
+		return -ENOMEM;
 	d = srq_of_dev(c->dev);
-	if (!d) {
-		d = srq_make(s, c->dev);
-		if (!d)
-			return -ENOMEM;
-		c->dev->helper = d;
-	}
 	/* [promise] */
 	/* Every credit a peer holds is a receive posted: a share is promised
 	 * only while the queue has it unpromised. */
