@@ -42,7 +42,7 @@ for key, r in sorted(runs.items()):
     if "error" in r:
         bad.append(f"{key}: {r['error']}")
     for k in ("mr_bytes", "mrs", "qps", "cqs", "rss_kib", "setup_median_ms", "msgs_per_s",
-              "rtt_median_us", "rtt_p99_us"):
+              "rtt_median_us", "rtt_p99_us", "cpu_busy_pct", "server_cpu_pct", "client_cpu_pct"):
         if not (r.get(k) or 0) > 0:
             bad.append(f"{key}: {k} is {r.get(k)}")
     if r.get("qps") != key[0] or r.get("cqs") != key[0]:
