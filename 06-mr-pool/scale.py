@@ -37,6 +37,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,7 @@ from compare import Run, gnuplot, sign_interval, verdict  # noqa: E402  one rule
 START_TIMEOUT = 30  # s: the server's listening line
 RUN_TIMEOUT = 600  # s: one client run
 SAMPLE_S = 0.1  # s between two readings of the server's resources
+WIDTH = 90  # columns of scale.txt's prose (its tables are narrower)
 DONE_LINE = re.compile(r"^client: connection \d+: \d+ of \d+ echoed")
 
 # The figures of a run: key, column title, unit, how to read it for speed
@@ -334,19 +336,25 @@ def fmt(s):
     return f"{v:.0f}" if abs(v) >= 100 or v == int(v) else f"{v:.1f}"
 
 
+# The verdicts, one character each in the table (its last note says which).
+MARKS = {"srq faster": "+", "srq slower": "-", "not told apart": "=", "too few pairs": "?"}
+
+
 def format_table(table, meta):
-    lines = [f"What a connection costs: {meta['points']} connections, each sending messages of "
-             f"{meta['size']} bytes, one in flight ({meta['count']} each at least, "
-             f"{meta['messages']} a run at least); srq: one shared receive queue of "
-             f"{meta['srq_recvs']} receives. Medians of {meta['pairs']} runs."]
+    lines = textwrap.wrap(
+        f"What a connection costs: {meta['points']} connections, each sending messages of "
+        f"{meta['size']} bytes, one in flight ({meta['count']} each at least, "
+        f"{meta['messages']} a run at least); srq: one shared receive queue of "
+        f"{meta['srq_recvs']} receives. Medians of {meta['pairs']} runs.", WIDTH)
     for figures, note in (
             (FIGURES[:COST_FIGURES],
              "registered: bytes (rdma resource show mr); resident: KiB (VmRSS); setup: ms from "
-             "the dial to ESTABLISHED"),
+             "the dial to ESTABLISHED; srq/own: the median of the pairs' ratios as speed "
+             "(above 1: srq faster) and the verdict of its 95% interval: + srq faster, "
+             "- srq slower, = not told apart, ? too few pairs"),
             (FIGURES[COST_FIGURES:],
              "rtt: us; CPUs busy, softirq (rxe's work), server, client: percent of one CPU "
-             "(2 CPUs: 200) while the messages flow; srq/own: the median of the pairs' ratios "
-             "as speed (above 1: srq faster) and the verdict of its 95% interval")):
+             "(2 CPUs: 200) while the messages flow; srq/own as above")):
         head = ["conns", "mode"] + [t for _, t, _, _ in figures]
         rows = [head]
         for e in table:
@@ -354,7 +362,7 @@ def format_table(table, meta):
                 cells = [str(e["connections"]), "srq/own"]
                 for k, _, _, kind in figures:
                     r = e["rule"].get(k) if kind else None
-                    cells.append(f"{r['ratio']:.2f} {r['verdict']}" if r else "")
+                    cells.append(f"{r['ratio']:.2f} {MARKS[r['verdict']]}" if r else "")
             else:
                 cells = [str(e["connections"]), e["mode"]] + [fmt(e["figures"][k])
                                                              for k, *_ in figures]
@@ -364,7 +372,7 @@ def format_table(table, meta):
         for r in rows:
             lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
         lines.append("")
-        lines.append(note)
+        lines.extend(textwrap.wrap(note, WIDTH))
     return "\n".join(lines) + "\n"
 
 
@@ -424,8 +432,8 @@ def plot(out, table):
                     f"(${col + 2}*{factor}) with yerrorlines lw 2 dt {1 + 2 * m} "
                     f"lc rgb '{('#1f4e9c', '#b2242b', '#2e7d32')[n]}' title '{label}, {mode}'")
         gnuplot(out, f"{name}.png", [
-            f"set title '{title} against connections: receives of their own (solid) or one "
-            "shared receive queue (dashed); median, min..max'",
+            f"set title \"{title}\\nreceives of their own (solid), one shared receive queue "
+            "(dashed); median, min..max\"",
             "set xlabel 'connections'", f"set ylabel '{unit}'",
             "set logscale x 2", "set logscale y", "set key left top", "set grid",
             "plot " + ", ".join(series)])
