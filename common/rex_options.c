@@ -302,6 +302,22 @@ static enum rex_options_result bad_value(const struct rex_options_spec *spec, FI
 	return complain(spec, err_stream, "-%c %s: not %s", flag, v, what);
 }
 
+/* A number of -opt in lo..hi into *out (REX_OPTIONS_OK), or the error. */
+static enum rex_options_result take_number(const struct rex_options_spec *spec, FILE *err_stream,
+                                           int opt, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char range[2 * 12];
+	uint64_t v;
+	int ret = rex_parse_uint(optarg, lo, hi, &v);
+
+	if (ret) {
+		snprintf(range, sizeof(range), "%" PRIu32 "..%" PRIu32, lo, hi);
+		return bad_value(spec, err_stream, opt, optarg, ret, "a number", range);
+	}
+	*out = (uint32_t)v;
+	return REX_OPTIONS_OK;
+}
+
 enum rex_options_result rex_options_parse(const struct rex_options_spec *given, int argc,
                                           char **argv, struct rex_options *out, FILE *out_stream,
                                           FILE *err_stream)
@@ -311,6 +327,7 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 	char optstring[OPTSTRING_MAX];
 	char range[2 * SIZE_TEXT_LEN + 8];
 	char lo[SIZE_TEXT_LEN], hi[SIZE_TEXT_LEN];
+	enum rex_options_result res;
 	uint64_t v;
 	int opt;
 	int ret;
@@ -377,50 +394,31 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 			out->count = v;
 			break;
 		case 'w':
-			ret = rex_parse_uint(optarg, 1, spec->max_window, &v);
-			if (ret) {
-				snprintf(range, sizeof(range), "1..%" PRIu32, spec->max_window);
-				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
-				                 range);
-			}
-			out->window = (uint32_t)v;
+			res = take_number(spec, err_stream, opt, 1, spec->max_window, &out->window);
+			if (res != REX_OPTIONS_OK)
+				return res;
 			break;
 		case 'k':
-			ret = rex_parse_uint(optarg, spec->min_slots, spec->max_slots, &v);
-			if (ret) {
-				snprintf(range, sizeof(range), "%" PRIu32 "..%" PRIu32,
-				         spec->min_slots, spec->max_slots);
-				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
-				                 range);
-			}
-			out->slots = (uint32_t)v;
+			res = take_number(spec, err_stream, opt, spec->min_slots, spec->max_slots,
+			                  &out->slots);
+			if (res != REX_OPTIONS_OK)
+				return res;
 			break;
 		case 'c':
-			ret = rex_parse_uint(optarg, 0, spec->max_clients, &v);
-			if (ret) {
-				snprintf(range, sizeof(range), "0..%" PRIu32, spec->max_clients);
-				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
-				                 range);
-			}
-			out->clients = (uint32_t)v;
+			res =
+			    take_number(spec, err_stream, opt, 0, spec->max_clients, &out->clients);
+			if (res != REX_OPTIONS_OK)
+				return res;
 			break;
 		case 'q':
-			ret = rex_parse_uint(optarg, 1, spec->max_qps, &v);
-			if (ret) {
-				snprintf(range, sizeof(range), "1..%" PRIu32, spec->max_qps);
-				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
-				                 range);
-			}
-			out->qps = (uint32_t)v;
+			res = take_number(spec, err_stream, opt, 1, spec->max_qps, &out->qps);
+			if (res != REX_OPTIONS_OK)
+				return res;
 			break;
 		case 'S':
-			ret = rex_parse_uint(optarg, 0, spec->max_srq, &v);
-			if (ret) {
-				snprintf(range, sizeof(range), "0..%" PRIu32, spec->max_srq);
-				return bad_value(spec, err_stream, opt, optarg, ret, "a number",
-				                 range);
-			}
-			out->srq = (uint32_t)v;
+			res = take_number(spec, err_stream, opt, 0, spec->max_srq, &out->srq);
+			if (res != REX_OPTIONS_OK)
+				return res;
 			break;
 		case 'v':
 			out->verbose = true;
