@@ -96,9 +96,12 @@ def snapshot(pid):
         for line in f:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
+    # The QPs last: a connection's end destroys its QP first, then its CQ
+    # and regions, so a QP still there when read had them when they were.
+    cqs = len(rdma_json("cq", pid))
     return {"mr_bytes": sum(m["mrlen"] for m in mrs), "mrs": len(mrs),
             "mr_lengths": {str(k): v for k, v in sorted(lengths.items())},
-            "qps": len(rdma_json("qp", pid)), "cqs": len(rdma_json("cq", pid)), "rss_kib": rss}
+            "cqs": cqs, "qps": len(rdma_json("qp", pid)), "rss_kib": rss}
 
 
 def cpu_now(pids):
@@ -196,8 +199,8 @@ def one_run(args, conns, mode, port, rawdir, tag):
         # none is being set up any more), while the client runs, until a
         # reading finds every QP (each reading starts `rdma` three times: the
         # run is left alone after that). A connection's end destroys its QP
-        # before its regions, and the regions are read first: a reading that
-        # finds every QP found every connection's regions too.
+        # before its CQ and regions, which are read first: a reading that
+        # finds every QP found every connection's CQ and regions too.
         if not read_client_until(server, client, rf"^client: {conns} connections? established in",
                                  RUN_TIMEOUT):
             end = 0  # never all up: no reading, the run says so below

@@ -602,6 +602,8 @@ static void on_deadline(struct rex_loop *loop, void *arg)
  * the QP goes, as some drivers clean a destroyed QP's completions out of
  * its CQ, and after, as Soft-RoCE may flush it only then. Even a CQ
  * known dead is read (an overrun one may still hold what came before).
+ * A CQ that cannot be read is dead: what it held is lost, and cq_dead
+ * says so to the program (rex_svc writes its share off the queue).
  * Nothing without a shared queue. */
 static void srq_leftovers(struct rex_aconn *c)
 {
@@ -614,6 +616,11 @@ static void srq_leftovers(struct rex_aconn *c)
 		for (i = 0; i < n; i++)
 			if (rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV && c->ops->srq_recv)
 				c->ops->srq_recv(c, &wc[i]);
+	if (n < 0 && !c->cq_dead) {
+		rex_aconn_say(
+		    c, "ibv_poll_cq failed (%d): its shared receives still in the CQ are lost", n);
+		c->cq_dead = true;
+	}
 }
 
 /* [release] */

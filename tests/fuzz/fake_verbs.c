@@ -555,6 +555,11 @@ void fake_async(struct ibv_qp *ibqp, unsigned what)
 		}
 		break;
 	case 1:
+		/* A device reports every CQ it kills: with the fake's queue of
+		 * events full, this one does not happen (fuzz_aconn counted a
+		 * dead CQ's receives as lost without the helper being told). */
+		if (q->dev->nasync == NASYNC)
+			break;
 		q->cq->dead = true;
 		async_event(q->dev, IBV_EVENT_CQ_ERR, NULL, q->cq);
 		break;
