@@ -85,8 +85,20 @@ def rdma_json(what, pid):
     return [e for e in json.loads(r.stdout or "[]") if e.get("pid") == pid]
 
 
-def snapshot(pid):
-    """The server's resources now, as a user reads them."""
+def snapshot(pid, conns):
+    """The server's resources now, as a user reads them; only {"qps": N}
+    while fewer than conns QPs are there (one call of `rdma`).
+
+    Each `rdma resource show` takes about 0.22 s in the lab's emulated VM,
+    idle or not, so a reading spans most of a second: as long as a short
+    run. It is therefore taken between two counts of the QPs, and kept
+    only when both find every connection's. A connection of the client
+    opens once and closes once, and has its CQ and regions while it has its
+    QP (they are made before it and destroyed after it): one there at both
+    counts was there, whole, at every moment between them."""
+    qps = len(rdma_json("qp", pid))
+    if qps < conns:
+        return {"qps": qps}
     mrs = rdma_json("mr", pid)
     lengths = {}
     for m in mrs:
@@ -96,12 +108,13 @@ def snapshot(pid):
         for line in f:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
-    # The QPs last: a connection's end destroys its QP first, then its CQ
-    # and regions, so a QP still there when read had them when they were.
     cqs = len(rdma_json("cq", pid))
+    after = len(rdma_json("qp", pid))
+    if after < conns:
+        return {"qps": after}  # one ended meanwhile: this reading is torn
     return {"mr_bytes": sum(m["mrlen"] for m in mrs), "mrs": len(mrs),
             "mr_lengths": {str(k): v for k, v in sorted(lengths.items())},
-            "cqs": cqs, "qps": len(rdma_json("qp", pid)), "rss_kib": rss}
+            "cqs": cqs, "qps": after, "rss_kib": rss}
 
 
 def cpu_now(pids):
@@ -195,15 +208,16 @@ def one_run(args, conns, mode, port, rawdir, tag):
             return run
         client = Run(client_argv, f"{rawdir}/{tag}-client.txt")
         best, readings, end = None, 0, time.monotonic() + RUN_TIMEOUT
+        log = []
         # Read the server once every connection is up (the client says so:
         # none is being set up any more), while the client runs, until a
-        # reading finds every QP (each reading starts `rdma` three times: the
-        # run is left alone after that). A connection's end destroys its QP
-        # before its CQ and regions, which are read first: a reading that
-        # finds every QP found every connection's CQ and regions too.
+        # reading finds every QP before and after the rest (snapshot()); the
+        # run is left alone after that. Each reading's moment and QPs are
+        # kept in the JSON (since the client's "established" line).
         if not read_client_until(server, client, rf"^client: {conns} connections? established in",
                                  RUN_TIMEOUT):
             end = 0  # never all up: no reading, the run says so below
+        up = time.monotonic()
         pids = {"server": server.proc.pid, "client": client.proc.pid}
         cpu_from = cpu_now(pids) if end else None
         cpu_to = None
@@ -216,12 +230,14 @@ def one_run(args, conns, mode, port, rawdir, tag):
                 cpu_to = cpu_now(pids)
             if best is not None and best["qps"] == conns:
                 continue
+            t = time.monotonic()
             try:
-                now = snapshot(server.proc.pid)
+                now = snapshot(server.proc.pid, conns)
             except (OSError, RuntimeError, ValueError) as e:
                 run["error"] = f"no reading of the server: {e}"
                 break
             readings += 1
+            log.append([round(t - up, 3), round(time.monotonic() - up, 3), now["qps"]])
             if best is None or now["qps"] > best["qps"]:
                 best = now
         status, _, _ = client.finish(max(1, end - time.monotonic()))
@@ -229,6 +245,7 @@ def one_run(args, conns, mode, port, rawdir, tag):
             run.update(cpu_shares(cpu_from, cpu_to))
         run.update(best or {})
         run["readings"] = readings
+        run["reading_log"] = log  # [from s, to s, QPs] since "established"
         run.update(parse_client(client.lines))
         if status != 0 and "error" not in run:
             run["error"] = f"the client exited {status}"

@@ -3,12 +3,15 @@
 #
 # The scale sweep, two points (1 and 64 connections), one pair each: it ends
 # with 0, every run gave its figures, what it writes is whole (table, JSON
-# with each point's connections and mode, CSV, a plot per figure), and the
+# with each point's connections and mode, CSV, its five plots), and the
 # figures say what a shared receive queue is for, read from `rdma resource
 # show mr` as the sweep read it (1000 messages a connection: the first
 # connections must still be open when the last is set up, which under a
 # loaded host took 1.3 s; with 100, one of three loaded rounds failed on
-# that): with receives of their own, the server's
+# that; and 6000 a run at least: one connection's 2000 lasted 0.7 s, as
+# long as one reading of the server, four calls of `rdma` at 0.22 s each,
+# and a fresh machine's run once read no QP in three readings): with
+# receives of their own, the server's
 # registered bytes grow by two regions a connection (receive and send
 # slots); on the shared queue by one (send slots only), its receive memory
 # at 64 connections that of 1: one pool, the same length.
@@ -26,10 +29,15 @@ fi
 out=$(mktemp -d "$bin/../scale-smoke.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 python3 "$src/06-mr-pool/scale.py" --bin "$bin" --out "$out" --port "$port" --pairs 1 \
-	--points 1,64 --count 1000 --messages 2000 --srq-recvs 512
+	--points 1,64 --count 1000 --messages 6000 --srq-recvs 512
 code=$?
 if [ "$code" -ne 0 ]; then
 	echo "FAIL: the sweep exited with $code"
+	# Each reading of the server: from and to (s since "established"), QPs.
+	python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1]))["runs"]:
+    print(r["connections"], r["mode"], r.get("error", "ok"), "readings:", r.get("reading_log"))' \
+		"$out/scale.json" 2>&1
 	for f in "$out"/raw/*.txt; do echo "--- $f"; cat "$f"; done
 	exit 1
 fi
