@@ -99,3 +99,40 @@ rex_need_packages() {
 		--no-install-recommends "${missing[@]}" >/dev/null ||
 		rex_die "apt-get install ${missing[*]} failed"
 }
+
+# rex_run_bench NAME [ARGS...]: the body of 06-mr-pool/NAME (compare, scale,
+# load), whose header comment is its usage: -h; --out DIR (default
+# build/NAME/DATE-TIME); then 06-mr-pool/NAME.py with the other ARGS, here
+# when an RDMA device is (the user names its address with --addr; the lab's
+# VM sets RDMA_LAB_ADDR), or, built into build/, in the lab's VM.
+rex_run_bench() {
+	local name=$1 out="" has_addr=no
+	local args=()
+	shift
+	cd "$REX_ROOT"
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h | --help) rex_usage; exit 0 ;;
+		--out)
+			[ $# -ge 2 ] || { rex_say "error: --out needs a folder"; exit 2; }
+			out=$2
+			shift 2
+			;;
+		--addr) has_addr=yes; args+=("$1"); shift ;;
+		*) args+=("$1"); shift ;;
+		esac
+	done
+	[ -n "$out" ] || out=build/$name/$(date +%Y%m%d-%H%M%S)
+	if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+		[ "$has_addr" = yes ] || [ -n "${RDMA_LAB_ADDR:-}" ] ||
+			{ rex_say "error: an RDMA device is here: give --addr, the address of its interface"; exit 2; }
+		exec python3 "06-mr-pool/$name.py" --bin build/bin --out "$out" "${args[@]}"
+	fi
+	rex_need_packages $REX_PKGS_BUILD $REX_PKGS_RDMA
+	cmake -S . -B build >/dev/null
+	cmake --build build -j "$(nproc)" >/dev/null || { cmake --build build -j 1; exit 1; }
+	mkdir -p "$out"
+	rex_say "no RDMA device here: running in the lab's VM (scripts/lab)"
+	export RDMA_LAB_TIMEOUT=${RDMA_LAB_TIMEOUT:-7200}
+	exec scripts/lab run -- python3 "06-mr-pool/$name.py" --bin build/bin --out "$out" "${args[@]}"
+}
