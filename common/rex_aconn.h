@@ -53,10 +53,13 @@
  *
  * **Deadlines** (::rex_aconn_attr): setting up (address, route, handshake),
  * idle (an established connection with no completion at all; 0 turns it
- * off), draining. Each is compared with the clock read when the completion
- * was taken, not when the loop's round began, and before one declares a
- * connection dead it reads the CQ and the CM channel for an event that came
- * already and that the loop has not read yet.
+ * off), draining. Before one declares a connection dead it reads the CQ and
+ * the CM channel for an event that came already and that the loop has not
+ * read yet. Taking completions reads no clock (where the clock is a system
+ * call, as in a VM without a user-space clock, that would cost a call per
+ * batch): they set a flag, and the idle deadline reads the time every
+ * quarter of its period, so a connection last heard at s is dropped between
+ * s + idle and s + 1.25 idle.
  *
  * **How long until a dead peer is noticed.** A packet that is not
  * acknowledged within 4.096 us x 2^ack_timeout is sent again, retry_count
@@ -271,7 +274,8 @@ struct rex_aconn {
 	uint64_t sq_posted;    /**< number of the last send posted */
 	uint64_t sq_done;      /**< every send up to this one has completed */
 	uint32_t recvs_posted; /**< receives posted and not completed (none with an SRQ) */
-	uint64_t active_ns;    /**< when its last completion was taken (idle deadline) */
+	uint64_t active_ns;    /**< idle deadline: when completions were last known to have come */
+	bool heard;            /**< a completion was taken since the deadline last looked */
 	bool active_side;      /**< we sent the connect request */
 	bool await_disconnect; /**< we sent a disconnect request: DISCONNECTED will come */
 	bool cq_dead;          /**< nothing more will come out of the CQ */

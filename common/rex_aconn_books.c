@@ -165,9 +165,7 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		return 0;
 	}
 	*taken = n;
-	/* The clock now, not when the round began: a long round must not make
-	 * the idle deadline look closer than it is. */
-	c->active_ns = rex_aconn_clock_ns();
+	c->heard = true; /* for the idle deadline, which reads the clock */
 	for (i = 0; i < n; i++) {
 		/* The books: a receive is one; a send's number covers every
 		 * send before it, signalled or not. */
