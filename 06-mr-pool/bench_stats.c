@@ -73,7 +73,10 @@ void bench_lat_from_hist(const struct mp_hist *h, unsigned scale, struct bench_l
 
 void bench_print_header(FILE *f, unsigned mode)
 {
-	fprintf(f, "%s\n", mode == BENCH_MODE_BW ? BENCH_BW_HEADER : BENCH_LAT_HEADER);
+	fprintf(f, "%s\n",
+	        mode == BENCH_MODE_BW    ? BENCH_BW_HEADER
+	        : mode == BENCH_MODE_LAT ? BENCH_LAT_HEADER
+	                                 : BENCH_LOAD_HEADER);
 }
 
 /* The server's CPU, user + sys; "-" when it did not say. */
@@ -116,6 +119,13 @@ void bench_print_row(FILE *f, const struct bench_row *r)
 		        "  %-16.2f  %-19.2f  %-13.6f  %-11.3f  %-10.3f  ",
 		        r->bytes, r->iterations, r->bw_peak_mib_s, r->bw_avg_mib_s,
 		        r->msg_rate_mpps, r->cpu_user_s, r->cpu_sys_s);
+	else if (r->mode == BENCH_MODE_LOAD)
+		fprintf(f,
+		        " %-7" PRIu64 "  %-14.0f  %-15.1f  %-9" PRIu64 "  %-4" PRIu64
+		        "  %-11.2f  %-11.2f  %-11.2f  %-13.2f  %-11.2f  %-11.3f  %-10.3f  ",
+		        r->bytes, r->load.offered_rps, r->load.achieved_rps, r->load.requests,
+		        r->load.late, r->lat.typical, r->load.p90, r->lat.p99, r->lat.p999,
+		        r->lat.max, r->cpu_user_s, r->cpu_sys_s);
 	else
 		fprintf(f,
 		        " %-7" PRIu64 "  %-11" PRIu64
@@ -177,6 +187,13 @@ int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_ro
 			        "\"t_p999_us\": %.3f, ",
 			        r->lat.min, r->lat.max, r->lat.typical, r->lat.avg, r->lat.stdev,
 			        r->lat.p99, r->lat.p999);
+		if (r->mode == BENCH_MODE_LOAD)
+			fprintf(
+			    f,
+			    "\"offered_rps\": %.1f, \"achieved_rps\": %.1f, \"requests\": %" PRIu64
+			    ", \"late\": %" PRIu64 ", \"t_p90_us\": %.3f, ",
+			    r->load.offered_rps, r->load.achieved_rps, r->load.requests,
+			    r->load.late, r->load.p90);
 		fprintf(f, "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, ", r->cpu_user_s,
 		        r->cpu_sys_s);
 		if (r->srv_cpu_user_s < 0 || r->srv_cpu_sys_s < 0)

@@ -39,13 +39,27 @@ struct bench_qp {
 	double bw_avg_mib_s; /* its bytes over its own seconds */
 };
 
+/* An offered-load run (-m load): requests scheduled at a fixed rate, each
+ * timed from when it was due, not from when it went out. */
+struct bench_load {
+	double offered_rps, achieved_rps; /* requests per second: asked for, completed */
+	uint64_t requests, late;          /* completed; posted BENCH_LATE_US or more after due */
+	double p90;                       /* us; the other figures are in bench_row.lat */
+};
+
+/* A request posted this long after it was due counts as late: the window
+ * was full, or the loop was behind. Its latency still runs from when it
+ * was due, so the wait is in the figures either way. */
+#define BENCH_LATE_US 50
+
 /* One row of results: one size of one op in one mode. */
 struct bench_row {
 	unsigned op, mode;
 	uint64_t bytes, iterations;
 	unsigned qps, depth;
 	double bw_peak_mib_s, bw_avg_mib_s, msg_rate_mpps; /* bandwidth mode */
-	struct bench_lat lat;                              /* latency mode */
+	struct bench_lat lat;                              /* latency and load modes */
+	struct bench_load load;                            /* load mode */
 	double cpu_user_s, cpu_sys_s, seconds;
 	/* The server's CPU from the run's START to its DONE (it sends them
 	 * before its RESULT); negative: not known. */
@@ -70,6 +84,9 @@ struct bench_run {
 	" #bytes  #iterations  t_min[usec]  t_max[usec]  t_typical[usec]  t_avg[usec]  "           \
 	"t_stdev[usec]  99% percentile[usec]  99.9% percentile[usec]  CPU user[s]  CPU sys[s]  "    \
 	"Server CPU[s]"
+#define BENCH_LOAD_HEADER                                                                          \
+	" #bytes  offered[req/s]  achieved[req/s]  #requests  late  t_p50[usec]  t_p90[usec]  "    \
+	"t_p99[usec]  t_p99.9[usec]  t_max[usec]  CPU user[s]  CPU sys[s]  Server CPU[s]"
 #define BENCH_CSV_HEADER                                                                           \
 	"op,mode,bytes,iterations,qps,depth,bw_peak_mib_s,bw_avg_mib_s,msg_rate_mpps,t_min_us,"    \
 	"t_max_us,t_typical_us,t_avg_us,t_stdev_us,t_p99_us,t_p999_us,cpu_user_s,cpu_sys_s,"       \

@@ -22,7 +22,10 @@ const char *bench_op_name(unsigned op)
 
 const char *bench_mode_name(unsigned mode)
 {
-	return mode == BENCH_MODE_BW ? "bw" : mode == BENCH_MODE_LAT ? "lat" : "?";
+	return mode == BENCH_MODE_BW     ? "bw"
+	       : mode == BENCH_MODE_LAT  ? "lat"
+	       : mode == BENCH_MODE_LOAD ? "load"
+	                                 : "?";
 }
 
 int bench_op_parse(const char *name)

@@ -67,6 +67,9 @@ static inline int bench_op_atomic(unsigned op)
 enum bench_mode {
 	BENCH_MODE_BW = 0,
 	BENCH_MODE_LAT = 1,
+	/* The client's offered load (-m load): never on the wire; its hello
+	 * says BW, for the server's side of it is a bandwidth run's. */
+	BENCH_MODE_LOAD = 2,
 };
 
 /* Limits of the protocol. A size travels in 28 bits of an immediate. */

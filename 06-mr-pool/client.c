@@ -20,7 +20,8 @@
  * This file is the table of contents; the command line is client_options.c,
  * the connections client_conn.c, a size's runs client_runs.c (client.h).
  * Exit status: 0 done and every run verified; 1 a runtime or peer failure,
- * a rejection, or data that differs; 2 bad command line; 77 no usable RDMA
+ * a rejection, or data that differs; 2 bad command line; 3 -m load's 99th
+ * percentile above --max-p99 (the run itself went well); 77 no usable RDMA
  * device (none, or an iWARP one: no immediate data for the control messages).
  */
 #include "client.h"
@@ -30,12 +31,25 @@ static void print_parameters(struct client *cl)
 	const struct options *o = &cl->o;
 	uint32_t first = signal_every(o, 1), last = signal_every(o, largest(o));
 
+	if (o->load) {
+		printf("client: %s load, %u QP%s, depth %u, %s schedule, %" PRIu64
+		       " requests/s offered, ",
+		       bench_op_name(o->op), o->qps, o->qps == 1 ? "" : "s", o->depth,
+		       o->poisson ? "poisson" : "fixed", o->rate);
+		if (o->duration > 0)
+			printf("for %.0f s", o->duration);
+		else
+			printf("%" PRIu64 " requests", o->iters);
+		printf(", inline %u, busy polling\n", o->inline_size);
+		return;
+	}
 	printf("client: %s %s, %u QP%s, depth %u, signal every %u", bench_op_name(o->op),
 	       bench_mode_name(o->mode), o->qps, o->qps == 1 ? "" : "s", o->depth, first);
 	if (first != last)
 		printf(" (%u above %u B, as perftest)", last, BW_SIGNAL_SIZE);
-	printf(", inline %u, %s\n", o->inline_size,
-	       o->events ? "completion channel" : "busy polling");
+	printf(", inline %u, %s%s\n", o->inline_size,
+	       o->events ? "completion channel" : "busy polling",
+	       o->cycles ? ", pings timed by the cycle counter" : "");
 	if (o->inline_size && strncmp(cl->device, "rxe", 3) == 0)
 		printf(
 		    "client: note: %s is Soft-RoCE; perftest turns inline off there (\"Device not "
@@ -52,7 +66,7 @@ static int run_all_sizes(struct client *cl)
 	int ret;
 
 	print_parameters(cl);
-	bench_print_header(stdout, cl->o.mode);
+	bench_print_header(stdout, cl->o.load ? BENCH_MODE_LOAD : cl->o.mode);
 	for (i = 0; i < n; i++) {
 		ret = run_size(cl, list[i], &cl->rows[cl->nrows]);
 		if (ret)
@@ -84,7 +98,7 @@ static int write_outputs(struct client *cl)
 	                        .device = cl->device ? cl->device : "?",
 	                        .date = cl->date,
 	                        .op = cl->o.op,
-	                        .mode = cl->o.mode,
+	                        .mode = cl->o.load ? BENCH_MODE_LOAD : cl->o.mode,
 	                        .qps = cl->o.qps,
 	                        .depth = cl->o.depth,
 	                        .signal_every = signal_every(&cl->o, 1),
@@ -131,6 +145,13 @@ static int allocate_samples(struct client *cl)
 	struct tm tm;
 
 	strftime(cl->date, sizeof(cl->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	if (o->load) {
+		cl->load_hist = calloc(1, sizeof(*cl->load_hist));
+		cl->load_due = calloc((size_t)o->qps * o->depth, sizeof(*cl->load_due));
+		if (!cl->load_hist || !cl->load_due)
+			goto out_nomem;
+		return 0;
+	}
 	if (o->mode != BENCH_MODE_LAT) {
 		cl->marks = calloc(MAX_MARKS, sizeof(*cl->marks));
 		if (o->qps > 1)
@@ -155,10 +176,29 @@ out_nomem:
 	free(cl->marks);
 	free(cl->per_qp);
 	free(cl->samples);
+	free(cl->load_hist);
+	free(cl->load_due);
 	cl->marks = NULL;
 	cl->per_qp = NULL;
 	cl->samples = NULL;
+	cl->load_hist = NULL;
+	cl->load_due = NULL;
 	return -ENOMEM;
+}
+
+/* --max-p99: a row whose 99th percentile is above it, said by name. */
+static bool above_max(const struct client *cl)
+{
+	size_t i;
+	bool above = false;
+
+	for (i = 0; i < cl->nrows && cl->o.max_p99_us > 0; i++)
+		if (cl->rows[i].lat.p99 > cl->o.max_p99_us) {
+			printf("client: p99 %.2f us at %.0f requests/s is above --max-p99 %g us\n",
+			       cl->rows[i].lat.p99, cl->rows[i].load.offered_rps, cl->o.max_p99_us);
+			above = true;
+		}
+	return above;
 }
 
 int main(int argc, char **argv)
@@ -187,12 +227,12 @@ int main(int argc, char **argv)
 			ret = end_grants(&cl) ? -EIO : ret;
 	}
 	if (write_outputs(&cl) == 0 && ret == 0)
-		status = REX_EXIT_OK;
+		status = above_max(&cl) ? EXIT_ABOVE_MAX : REX_EXIT_OK;
 	if (disconnect_all(&cl, ret != 0))
 		status = REX_EXIT_FAILURE;
 	if (release_everything(&cl))
 		status = REX_EXIT_FAILURE;
-	if (status == REX_EXIT_OK)
+	if (status == REX_EXIT_OK || status == EXIT_ABOVE_MAX)
 		printf("client: done\n");
 	else if (!cl.iwarp) /* the refusal said why */
 		fprintf(stderr, "client: failed\n");

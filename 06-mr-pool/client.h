@@ -8,6 +8,7 @@
  *   client_conn.c     connections: set up, driven, torn down (common/rex_svc)
  *   client_runs.c     a size's runs: bandwidth, latency, the data checked
  *   client_figures.c  BW peak, the per-QP figures, the CPU of both sides
+ *   client_load.c     -m load: requests at an offered rate, timed from when due
  */
 #ifndef BENCH_CLIENT_H
 #define BENCH_CLIENT_H
@@ -65,6 +66,11 @@
 /* A connection that completes nothing for this long is given up. */
 #define STALL_NS        5000000000ull
 #define CTRL_TIMEOUT_MS 10000 /* a control answer (READY, RESULT) */
+/* -m load: requests in flight per QP at most (-t), and seconds of a run. */
+#define LOAD_DEPTH    16u
+#define LOAD_DURATION 5u
+/* Exit status of a run whose latency was above --max-p99 (all else fine). */
+#define EXIT_ABOVE_MAX 3
 /* [constants] */
 
 struct options {
@@ -77,6 +83,12 @@ struct options {
 	bool sweep, events, verbose, size_set, iters_set, depth_set, sig_set, warmup_set;
 	bool as_perftest; /* --as-perftest: the figures computed as perftest does */
 	bool end_by_server; /* --end server: END (the server invalidates), not SEND WITH INV */
+	bool load;          /* -m load (mode is then BENCH_MODE_BW, as the server sees it) */
+	bool poisson;       /* --schedule poisson: exponential gaps, else fixed ones */
+	bool schedule_set;
+	uint64_t rate;     /* --rate: requests per second, all QPs together */
+	double max_p99_us; /* --max-p99: 0, none */
+	bool cycles;       /* --cycles: latency pings timed by the cycle counter */
 	const char *json, *csv;
 };
 
@@ -109,7 +121,7 @@ struct qp {
 	bool ending, ended;  /* our end of the grant: asked for; ENDED came */
 };
 
-enum phase { PHASE_CONTROL, PHASE_BW };
+enum phase { PHASE_CONTROL, PHASE_BW, PHASE_LOAD };
 
 struct client {
 	struct options o;
@@ -137,6 +149,13 @@ struct client {
 	uint64_t *post_ns, *done_ns, *done_msgs;
 	size_t nposts, ndone, stamp_cap; /* stamp_cap 0: not stamping */
 	uint64_t end_ns;                 /* the timed run's last completion */
+	/* -m load: the requests' latencies from when each was due, how many
+	 * completed, when the last did. */
+	double ns_per_cycle;          /* --cycles: measured before the timed run ... */
+	uint64_t cycles0, cycles_ns0; /* ... ending at this count and this clock time */
+	struct mp_hist *load_hist;
+	uint64_t *load_due; /* depth per QP: when each request in flight was due (ns) */
+	uint64_t load_completed;
 	struct bench_row rows[MAX_ROWS];
 	size_t nrows;
 	char date[32];
@@ -155,6 +174,34 @@ struct bw_mark {
  * least this share of its bytes: short enough to see a faster phase, long
  * enough that a burst of completions that came in together is not a peak. */
 #define PEAK_SHARE 16
+
+/* --cycles: the CPU's cycle counter, which perftest reads for its
+ * timestamps; measured against the clock before each timed run. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_CYCLES 1
+static inline uint64_t cycles_now(void)
+{
+	return __rdtsc();
+}
+#elif defined(__aarch64__)
+#define HAVE_CYCLES 1
+static inline uint64_t cycles_now(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+#else
+#define HAVE_CYCLES 0
+static inline uint64_t cycles_now(void)
+{
+	return 0;
+}
+#endif
+/* Its rate is measured over this long, busy, before each timed run. */
+#define CYCLES_CAL_NS 20000000ull
 
 static inline uint64_t now_ns(void)
 {
@@ -190,15 +237,22 @@ void qp_step(struct qp *q);
 void qp_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 int run_size(struct client *cl, uint32_t size, struct bench_row *row);
+int post_list(struct qp *q, uint64_t k);
+int look_at_loop(struct client *cl);
 
 /* client_figures.c */
 void mark(struct client *cl, uint64_t t);
 double peak_rate(const struct client *cl);
 double peak_rate_perftest(const struct client *cl);
 int start_stamps(struct client *cl, uint64_t msgs);
+int calibrate_cycles(struct client *cl);
 void stop_stamps(struct client *cl);
 double cpu_seconds(const struct timeval *tv);
 const struct bench_qp *fill_per_qp(const struct client *cl, uint64_t t0, struct bench_qp *out);
 void server_cpu(const struct client *cl, struct bench_row *row);
+
+/* client_load.c */
+int run_load(struct client *cl, uint64_t count, uint64_t end_ns, struct bench_load *out);
+void load_done(struct qp *q, uint64_t done);
 
 #endif /* BENCH_CLIENT_H */

@@ -378,6 +378,8 @@ int release_everything(struct client *cl)
 	free(cl->qps);
 	free(cl->samples);
 	free(cl->hists);
+	free(cl->load_hist);
+	free(cl->load_due);
 	free(cl->per_qp);
 	free(cl->marks);
 	return ret;

@@ -16,15 +16,18 @@ static void usage(FILE *f)
 	    "  -p PORT        server port (default %u)\n"
 	    "  -o OP          send, write, write_imm, read, or the atomics fadd\n"
 	    "                 (FETCH_AND_ADD) and cas (COMPARE_AND_SWAP) (default write)\n"
-	    "  -m MODE        bw or lat (default bw)\n"
-	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat;\n"
-	    "                 atomics: 8, their only size)\n"
+	    "  -m MODE        bw, lat, or load: requests at --rate, each timed from when it\n"
+	    "                 was due (default bw)\n"
+	    "  -s SIZE        message size, K/M suffixes (default %u in bw, %u in lat\n"
+	    "                 and load; atomics: 8, their only size)\n"
 	    "  -a             sweep sizes 2 B .. 8 MiB, powers of two\n"
 	    "  --max-size SIZE  stop the sweep at SIZE\n"
-	    "  -n ITERATIONS  messages per QP (default %u; send and read %u; lat %u)\n"
+	    "  -n ITERATIONS  messages per QP (default %u; send and read %u; lat %u;\n"
+	    "                 load: requests in all)\n"
 	    "  -D SECONDS     run for a duration instead of -n\n"
-	    "  -t DEPTH       work requests in flight per QP, bw (default %u; lat: 1)\n"
-	    "  -q QPS         connections, bw only (default 1)\n"
+	    "  -t DEPTH       work requests in flight per QP, bw (default %u; lat: 1;\n"
+	    "                 load: at most, default %u)\n"
+	    "  -q QPS         connections, bw and load (default 1)\n"
 	    "  -Q N           one signalled completion per N work requests (default %u,\n"
 	    "                 1 above %u bytes but in a sweep, as perftest; at most DEPTH;\n"
 	    "                 lat: 1)\n"
@@ -33,11 +36,19 @@ static void usage(FILE *f)
 	    "  -I SIZE        inline data up to SIZE bytes (default 0)\n"
 	    "  -e             wait on completion channels instead of busy polling\n"
 	    "  -w ITERATIONS  warm-up before each timed run (default 0, as perftest)\n"
+	    "  --cycles       -m lat: time each ping by the CPU's cycle counter, as perftest\n"
+	    "                 does, not by the clock (a system call where it has no\n"
+	    "                 user-space reading, as in the lab's VM: 0.9 us a read)\n"
 	    "  --as-perftest  compute the figures as perftest does (t_max, t_stdev, the\n"
 	    "                 percentiles' ranks, BW peak): see the 06 page's table\n"
 	    "  --end HOW      how our grant of the server's memory ends, after the last run:\n"
 	    "                 send-inv (default: our SEND WITH INVALIDATE of its rkey) or\n"
 	    "                 server (we say END, the server invalidates it)\n"
+	    "  --rate R       -m load: requests per second, all QPs together\n"
+	    "  --schedule S   -m load: fixed (default: equal gaps) or poisson (random\n"
+	    "                 gaps of that mean, the same ones every run)\n"
+	    "  --max-p99 US   -m load: exit 3 when the 99th percentile is above US\n"
+	    "                 microseconds\n"
 	    "  --json FILE    write the results as JSON\n"
 	    "  --csv FILE     write the results as CSV\n"
 	    "  -v             debug lines to stderr\n"
@@ -48,9 +59,14 @@ static void usage(FILE *f)
 	    "WRITE WITH IMM half of it, READ and atomics all of it; the two largest\n"
 	    "samples are dropped. BW peak is the best rate over any stretch of the run\n"
 	    "that carries 1/16 of its bytes and lasts 1/16 of its time (at least the\n"
-	    "average); MiB/s are 2^20 bytes per second.\n",
+	    "average); MiB/s are 2^20 bytes per second.\n"
+	    "-m load runs for -D seconds (default %u) or -n requests; a request posted\n"
+	    "%u us or more after it was due counts as late.\n"
+	    "Exit status: 0 done and verified; 1 failed; 2 bad command line; 3 -m load's\n"
+	    "99th percentile above --max-p99; 77 no usable RDMA device.\n",
 	    PROGRAM, (unsigned)REX_DEFAULT_PORT, BW_SIZE, LAT_SIZE, BW_ITERS, BW_SEND_ITERS,
-	    LAT_ITERS, BW_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE);
+	    LAT_ITERS, BW_DEPTH, LOAD_DEPTH, BW_SIGNAL, BW_SIGNAL_SIZE, LOAD_DURATION,
+	    BENCH_LATE_US);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,6 +99,8 @@ int parse_command_line(struct options *o, int argc, char **argv)
 	    {"json", required_argument, NULL, 'J'},     {"csv", required_argument, NULL, 'C'},
 	    {"max-size", required_argument, NULL, 'M'}, {"as-perftest", no_argument, NULL, 'P'},
 	    {"end", required_argument, NULL, 'E'},      {"help", no_argument, NULL, 'h'},
+	    {"rate", required_argument, NULL, 'R'},     {"schedule", required_argument, NULL, 'S'},
+	    {"max-p99", required_argument, NULL, 'X'},  {"cycles", no_argument, NULL, 'Y'},
 	    {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
 	char flag[3] = "-?";
 	uint64_t v;
@@ -111,10 +129,37 @@ int parse_command_line(struct options *o, int argc, char **argv)
 			o->op = (unsigned)op;
 			break;
 		case 'm':
-			if (strcmp(optarg, "bw") && strcmp(optarg, "lat"))
-				return bad_usage("-m %s: not one of bw, lat", optarg);
-			o->mode = strcmp(optarg, "bw") ? BENCH_MODE_LAT : BENCH_MODE_BW;
+			if (strcmp(optarg, "bw") && strcmp(optarg, "lat") && strcmp(optarg, "load"))
+				return bad_usage("-m %s: not one of bw, lat, load", optarg);
+			o->load = strcmp(optarg, "load") == 0;
+			/* The server's side of a load run is a bandwidth run's. */
+			o->mode = strcmp(optarg, "lat") ? BENCH_MODE_BW : BENCH_MODE_LAT;
 			break;
+		case 'R':
+			if (rex_parse_uint(optarg, 1, 100000000, &v))
+				return bad_usage(
+				    "--rate %s: out of range (1..100000000 per second)", optarg);
+			o->rate = v;
+			break;
+		case 'S':
+			if (strcmp(optarg, "fixed") != 0 && strcmp(optarg, "poisson") != 0)
+				return bad_usage("--schedule %s: not one of fixed, poisson",
+				                 optarg);
+			o->poisson = strcmp(optarg, "poisson") == 0;
+			o->schedule_set = true;
+			break;
+		case 'X': {
+			char *end;
+
+			errno = 0;
+			o->max_p99_us = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->max_p99_us > 0) ||
+			    o->max_p99_us > 1e9)
+				return bad_usage("--max-p99 %s: not a number of microseconds in "
+				                 "(0, 1e9]",
+				                 optarg);
+			break;
+		}
 		case 's':
 		case 'M':
 			if (rex_parse_size(optarg, 1, BENCH_MAX_SIZE, &v))
@@ -181,6 +226,9 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		case 'P':
 			o->as_perftest = true;
 			break;
+		case 'Y':
+			o->cycles = true;
+			break;
 		case 'I':
 			if (rex_parse_size(optarg, 0, 4096, &v))
 				return bad_usage("-I %s: not a size in 0..4096", optarg);
@@ -227,23 +275,44 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		return bad_usage("-q: latency runs on one QP (as perftest)%s", "");
 	if (o->mode == BENCH_MODE_LAT && o->depth_set && o->depth != 1)
 		return bad_usage("-t: latency keeps one message in flight%s", "");
+	if (o->cycles && (o->mode != BENCH_MODE_LAT || !HAVE_CYCLES))
+		return bad_usage("--cycles: %s", HAVE_CYCLES ? "it times latency pings: -m lat"
+		                                             : "no cycle counter known on this CPU "
+		                                               "(x86 and aarch64 only)");
+	if (!o->load && (o->rate || o->schedule_set || o->max_p99_us > 0))
+		return bad_usage("--rate, --schedule and --max-p99 go with -m load%s", "");
+	if (o->load && !o->rate)
+		return bad_usage("-m load: give --rate, the requests per second%s", "");
+	if (o->load && (o->sweep || o->sig_set || o->post_list > 1 || o->events || o->warmup_set ||
+	                o->as_perftest || o->csv))
+		return bad_usage("-m load: one size, every request signalled and posted alone, "
+		                 "busy polling: no -a, -Q, -l, -e, -w, --as-perftest or --csv%s",
+		                 "");
 	if (o->mode == BENCH_MODE_LAT && o->events && o->op == BENCH_OP_WRITE)
 		return bad_usage("-e: WRITE latency watches memory, not completions; use -o "
 		                 "write_imm%s",
 		                 "");
 	/* [checks] */
 	/* perftest's defaults where nothing was given. */
+	if (o->load) {
+		o->sig = 1;
+		o->sig_set = true;
+		if (!o->depth_set)
+			o->depth = LOAD_DEPTH;
+		if (!o->iters_set && o->duration == 0)
+			o->duration = LOAD_DURATION;
+	}
 	if (!o->size_set)
-		o->size = bench_op_atomic(o->op)     ? BENCH_ATOMIC_SIZE
-		          : o->mode == BENCH_MODE_BW ? BW_SIZE
-		                                     : LAT_SIZE;
+		o->size = bench_op_atomic(o->op)                 ? BENCH_ATOMIC_SIZE
+		          : o->mode == BENCH_MODE_BW && !o->load ? BW_SIZE
+		                                                 : LAT_SIZE;
 	if (!o->iters_set)
 		o->iters = o->mode == BENCH_MODE_LAT                                ? LAT_ITERS
 		           : o->op != BENCH_OP_WRITE && o->op != BENCH_OP_WRITE_IMM ? BW_SEND_ITERS
 		                                                                    : BW_ITERS;
 	if (o->mode == BENCH_MODE_LAT)
 		o->depth = 1;
-	else if (!o->depth_set)
+	else if (!o->depth_set && !o->load)
 		o->depth = BW_DEPTH;
 	if (!o->post_list)
 		o->post_list = 1;

@@ -26,7 +26,7 @@ static void set_atomic(const struct client *cl, const struct qp *q, struct ibv_s
 /* [post-list] */
 /* Post -l work requests (1 by default, as perftest: one call, one doorbell
  * each), chained. Every sig-th work request is signalled, and the run's last. */
-static int post_list(struct qp *q, uint64_t k)
+int post_list(struct qp *q, uint64_t k)
 {
 	struct client *cl = q->cl;
 	uint64_t i, j, t = cl->stamp_cap ? now_ns() : 0;
@@ -167,6 +167,8 @@ void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
 
 	(void)wc;
 	q->completed = wr_id;
+	if (cl->phase == PHASE_LOAD && wr_id > q->base)
+		load_done(q, wr_id - q->base);
 	if (cl->phase != PHASE_BW || wr_id <= q->base)
 		return;
 	done = wr_id - q->base;
@@ -241,7 +243,7 @@ static int start_size(struct client *cl, uint32_t size)
 /* [prepare] */
 
 /* Look at the loop: signals and CM events (busy polling only). */
-static int look_at_loop(struct client *cl)
+int look_at_loop(struct client *cl)
 {
 	if (rex_loop_run_once(cl->loop, 0) < 0)
 		return -EIO;
@@ -380,6 +382,15 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 	}
 }
 
+/* A ping's time: the clock, or with --cycles the cycle counter on the
+ * clock's scale (one read of a CPU register, as perftest times). */
+static inline uint64_t ping_clock(const struct client *cl)
+{
+	if (!cl->o.cycles)
+		return now_ns();
+	return cl->cycles_ns0 + (uint64_t)((double)(cycles_now() - cl->cycles0) * cl->ns_per_cycle);
+}
+
 /*
  * \p count ping-pongs (0: until \p end_ns). As perftest: a sample runs from
  * one ping's post to the next, so it holds the ping's own completion, its
@@ -405,7 +416,7 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
 		if (cl->o.op == BENCH_OP_WRITE)
 			*tag = bench_tag(i);
-		t = now_ns();
+		t = ping_clock(cl);
 		if (hist && n > 0) {
 			mp_hist_add(hist, t - prev);
 			if (*kept < cl->max_samples)
@@ -541,6 +552,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	uint64_t warmup = o->warmup;
 	struct mp_hist *hist = cl->hists ? &cl->hists[cl->nrows] : NULL;
 	struct bench_qp *per_qp = cl->per_qp ? &cl->per_qp[cl->nrows * o->qps] : NULL;
+	struct bench_load load = {0};
 	int ret;
 
 	ret = start_size(cl, size);
@@ -550,15 +562,18 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	if (!o->events)
 		set_busy_polled(cl, true);
 	/* Warm-up: the same path, untimed. */
-	if (warmup)
+	if (warmup && !o->load)
 		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, warmup, 0, &peak)
 		                               : run_lat(cl, warmup, 0, NULL, &kept);
 	if (ret)
 		goto out_events;
 	/* --as-perftest's BW peak: stamps of the timed run, when perftest
 	 * has a peak at all (-n, at most PEAK_MAX_MSGS messages). */
-	if (o->mode == BENCH_MODE_BW && o->as_perftest && n && n * o->qps <= PEAK_MAX_MSGS)
+	if (o->mode == BENCH_MODE_BW && !o->load && o->as_perftest && n &&
+	    n * o->qps <= PEAK_MAX_MSGS)
 		ret = start_stamps(cl, n * o->qps);
+	if (o->cycles && ret == 0)
+		ret = calibrate_cycles(cl);
 	if (ret)
 		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);
@@ -567,8 +582,9 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 		end = t0 + (uint64_t)(o->duration * 1e9);
 	if (hist)
 		mp_hist_reset(hist);
-	ret =
-	    o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak) : run_lat(cl, n, end, hist, &kept);
+	ret = o->load                    ? run_load(cl, n, end, &load)
+	      : o->mode == BENCH_MODE_BW ? run_bw(cl, n, end, &peak)
+	                                 : run_lat(cl, n, end, hist, &kept);
 	/* Bandwidth: the region ends at the last completion, before BW peak
 	 * is computed; latency: after the last sample. */
 	t1 = o->mode == BENCH_MODE_BW && ret == 0 ? cl->end_ns : now_ns();
@@ -581,12 +597,21 @@ out_events:
 	if (ret)
 		return ret;
 
-	*row = (struct bench_row){
-	    .op = o->op, .mode = o->mode, .bytes = size, .qps = o->qps, .depth = o->depth};
+	*row = (struct bench_row){.op = o->op,
+	                          .mode = o->load ? BENCH_MODE_LOAD : o->mode,
+	                          .bytes = size,
+	                          .qps = o->qps,
+	                          .depth = o->depth,
+	                          .load = load};
 	row->seconds = (double)(t1 - t0) / 1e9;
 	row->cpu_user_s = cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime);
 	row->cpu_sys_s = cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime);
-	if (o->mode == BENCH_MODE_BW) {
+	if (o->load) {
+		bench_lat_from_hist(cl->load_hist, 1, &row->lat);
+		row->iterations = row->load.requests;
+		row->hist = cl->load_hist;
+		row->hist_scale = 1;
+	} else if (o->mode == BENCH_MODE_BW) {
 		double msgs = (double)cl->bytes_done / size;
 
 		row->iterations = (uint64_t)msgs / o->qps;

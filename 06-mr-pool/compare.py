@@ -239,6 +239,11 @@ def parse_ours(json_path):
 CLOCK_FAILED = "clock failed"
 
 
+def pinned(args, side, argv):
+    """argv under taskset when --pin names CPUs: side 0 the server, 1 the client."""
+    return ["taskset", "-c", args.pin.split(",")[side]] + argv if args.pin else argv
+
+
 def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     """Start a server, run a client against it, stop the server. Returns the
     client's result dict (with cpu_user_s and cpu_sys_s from wait4) or None."""
@@ -250,21 +255,25 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         if mode == "bw":
             common += ["-t", str(args.depth), "-q", str(args.qps)]
         # perftest writes through stdio: unbuffered, its ready line shows at once.
-        server = Run(["stdbuf", "-o0"] + common, log + ".server.log")
+        server = Run(pinned(args, 0, ["stdbuf", "-o0"] + common), log + ".server.log")
         ready = r"Waiting for client"
         client_argv = common + [args.addr]
     else:
         # --against pool: the "perftest" slot is ours with the pool's rkey.
         grant = ["-g", "pool"] if tool == "perftest" else []
-        server = Run([f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p", str(port)] +
-                     args.ours_server_args.split() + grant, log + ".server.log")
+        server = Run(pinned(args, 0, [f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p",
+                                      str(port)] + args.ours_server_args.split() + grant),
+                     log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
         client_argv = [f"{args.bin}/06-mr-pool-client", "-p", str(port), "-o", op, "-m", mode,
                        "-n", str(n), "--json", json_path]
         client_argv += [] if op in ATOMIC else ["-s", str(size)]
         if args.figures == "perftest":
+            # perftest's figures, and its timestamps: the cycle counter.
             client_argv.append("--as-perftest")
+            if mode == "lat":
+                client_argv.append("--cycles")
         client_argv += args.ours_args.split()
         if mode == "bw":
             client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
@@ -274,7 +283,7 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         server.finish(5)
         say(f"  {tool}: its server did not get ready (see {server.log})")
         return None
-    client = Run(client_argv, log + ".client.log")
+    client = Run(pinned(args, 1, client_argv), log + ".client.log")
     status, user, system = client.finish(RUN_TIMEOUT)
     # perftest's server ends with its client; ours serves until told to stop.
     if tool == "ours" or args.against == "pool":
@@ -376,11 +385,14 @@ def main():
     p.add_argument("--port", type=int, default=21100)
     p.add_argument("--tools", default="ours,perftest")
     p.add_argument("--figures", choices=("perftest", "exact"), default="perftest",
-                   help="how ours computes t_max, t_stdev, percentiles and BW peak")
+                   help="how ours computes t_max, t_stdev, percentiles and BW peak, and (perftest) "
+                        "times latency pings by the cycle counter (--cycles)")
     p.add_argument("--ours-args", default="",
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     p.add_argument("--ours-server-args", default="",
                    help="more arguments for 06-mr-pool-server (say '-s 64K')")
+    p.add_argument("--pin", default="",
+                   help="SERVER_CPUS,CLIENT_CPUS: both programs of both tools pinned (taskset -c)")
     p.add_argument("--against", choices=("perftest", "pool"), default="perftest",
                    help="pool: hold ours (a window per client) against ours with -g pool")
     args = p.parse_args()
@@ -388,6 +400,8 @@ def main():
         fail("no address: give --addr or set RDMA_LAB_ADDR")
     if args.pairs < 1:
         fail("--pairs wants 1 or more")
+    if args.pin and not re.fullmatch(r"\d+,\d+", args.pin):
+        fail(f"--pin {args.pin}: not SERVER_CPU,CLIENT_CPU (say 0,1)")
     dev, gid = rdma_device()
     rawdir = f"{args.out}/raw"
     os.makedirs(rawdir, exist_ok=True)
@@ -466,7 +480,7 @@ def main():
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
-            "ours_server_args": args.ours_server_args, "against": args.against,
+            "ours_server_args": args.ours_server_args, "against": args.against, "pin": args.pin,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:
@@ -510,6 +524,8 @@ def format_table(table, meta):
            "# ratio: ours / perftest as speed (latency: perftest / ours), above 1 = ours faster; "
            "median of the pairs' ratios, with the sign test's interval (95% or more);\n"
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
+           *([f"# pinned (taskset): servers on CPU {meta['pin'].split(',')[0]}, clients on CPU "
+              f"{meta['pin'].split(',')[1]}\n"] if meta.get("pin") else []),
            *(["# against pool: the 'perftest' columns are ours too, its server with -g pool "
               "(one rkey for the whole pool); 'ours' has a window per client: the ratio is what "
               "least privilege costs\n"] if meta.get("against") == "pool" else []),

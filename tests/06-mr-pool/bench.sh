@@ -17,6 +17,16 @@
 #                   (its pool registered for remote atomics alone): bw on 2
 #                   QPs and lat (busy, and -e), the counter checked after
 #                   each run ("data verified"), JSON and CSV
+#   load            -m load: WRITE at 2000 requests/s on 2 QPs for 2 s (the
+#                   parameters line, the table's header and row, every
+#                   request of the schedule done: 4000, the percentiles in
+#                   order, the histogram holding every request, data
+#                   verified), READ on a Poisson schedule (-n 500: 500
+#                   done), and --max-p99: far below any run, exit 3 and a
+#                   line naming the percentile; far above, exit 0
+#   cycles          --cycles: READ and SEND latency timed by the cycle
+#                   counter (the parameters line says so), t_typical within
+#                   half and twice the clock's from a run just before
 #   reject_size     a client asking for more than the server's -s: exit 1,
 #                   both sides name the size
 #   reject_op       an op the server does not serve: exit 1, named
@@ -251,6 +261,52 @@ srq)
 	client big 1 -o send -s 8K -n 10
 	has big "rejected by the server: a SEND of 8192 bytes is above the 4096 of the server's shared receive queue \(its -S\)"
 	held qp 0
+	stop_server
+	;;
+load)
+	start_server
+	client lw 0 -o write -m load --rate 2000 -q 2 -s 64 -D 2 --json "$dir/lw.json"
+	has lw '^client: write load, 2 QPs, depth 16, fixed schedule, 2000 requests/s offered, for 2 s, inline 0, busy polling$'
+	has lw '^ #bytes  offered\[req/s\]  achieved\[req/s\]  #requests  late  t_p50\[usec\]  t_p90\[usec\]  t_p99\[usec\]  t_p99\.9\[usec\]  t_max\[usec\]  CPU user\[s\]  CPU sys\[s\]  Server CPU\[s\]$'
+	has lw '^ 64 +2000 +[0-9]+\.[0-9] +4000 +[0-9]+( +[0-9]+\.[0-9]+){8}$'
+	has lw '^client: data verified: our pattern checked at the server \(target\), after each timed run, for 1 size$'
+	client lr 0 -o read -m load --rate 1000 --schedule poisson -n 500 --json "$dir/lr.json"
+	has lr '^client: read load, 1 QP, depth 16, poisson schedule, 1000 requests/s offered, 500 requests, inline 0, busy polling$'
+	has lr '^client: data verified: the server.s pattern read back'
+	for run in lw:4000 lr:500; do
+		python3 - "$dir/${run%%:*}.json" "${run#*:}" <<'PY' || fail "${run%%:*}: JSON"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["results"][0]
+assert doc["mode"] == "load" and len(doc["results"]) == 1, doc["mode"]
+assert r["requests"] == r["iterations"] == int(sys.argv[2]), (r["requests"], sys.argv[2])
+assert 0 <= r["late"] <= r["requests"] and r["achieved_rps"] > 0 and r["verified"] is True, r
+p = [r[k] for k in ("t_min_us", "t_typical_us", "t_p90_us", "t_p99_us", "t_p999_us")]
+assert all(a <= b for a, b in zip(p, p[1:])) and p[-1] <= r["t_max_us"] * 1.02, p
+h = r["histogram"]
+assert h["scale"] == 1 and h["n"] == r["requests"] == sum(b[2] for b in h["buckets"]), h["n"]
+PY
+	done
+	client above 3 -o write -m load --rate 1000 -n 200 --max-p99 0.001
+	has above '^client: p99 [0-9]+\.[0-9]+ us at 1000 requests/s is above --max-p99 0.001 us$'
+	has above '^client: done$'
+	client below 0 -o write -m load --rate 1000 -n 200 --max-p99 10000000
+	grep -q 'above --max-p99' "$dir/below.out" && fail "below: a line says p99 is above 10 s"
+	held qp 0
+	stop_server
+	;;
+cycles)
+	start_server
+	for op in read send; do
+		client "$op-clock" 0 -o "$op" -m lat -s 8 -n 2000
+		client "$op-cycles" 0 -o "$op" -m lat -s 8 -n 2000 --cycles
+		has "$op-cycles" "^client: $op lat, 1 QP, depth 1, signal every 1, inline 0, busy polling, pings timed by the cycle counter$"
+		has "$op-cycles" '^client: data verified: '
+		clock=$(awk '/^ 8 /{print $5}' "$dir/$op-clock.out")
+		cycles=$(awk '/^ 8 /{print $5}' "$dir/$op-cycles.out")
+		awk -v a="$clock" -v b="$cycles" 'BEGIN { exit !(b > 0 && b >= a / 2 && b <= a * 2) }' ||
+			fail "$op: t_typical $cycles us by the cycle counter, $clock us by the clock"
+	done
 	stop_server
 	;;
 reject_size)
