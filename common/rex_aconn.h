@@ -419,8 +419,10 @@ struct rex_aconn_queues {
 	uint32_t max_sge;    /**< scatter/gather entries per work request (0: 1) */
 	uint32_t max_inline; /**< bytes of inline data per send */
 	/** Receives from this shared queue (rex_srq.h), none of the QP's own:
-	 *  \p recvs is then how many of them the connection may hold at once
-	 *  (the peer's credits), for the CQ's size. Its receive completions
+	 *  \p recvs is then how many of them the connection may hold at once,
+	 *  for the CQ's size: the peer's credits where credits bound it, else
+	 *  the whole queue's depth (a peer bounded by the transport alone can
+	 *  take them all before the program reads one; rex_svc does so). Its receive completions
 	 *  come to this connection's CQ; the one a stopped QP had begun comes
 	 *  back flushed, the rest stay in the queue for the others, so the
 	 *  drain waits for none of them. */

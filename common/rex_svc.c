@@ -2,14 +2,13 @@
 /*
  * rex_svc.c: serve, dial, and deliver completions, over the engine of
  * rex_aconn.h. Completions and the program's work requests are
- * rex_svc_wr.c's, the messages with credits rex_svc_msg.c's.
- */
+ * rex_svc_wr.c's, the messages with credits rex_svc_msg.c's, the shared
+ * receive queue rex_svc_srq.c's. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getaddrinfo() under -std=c11 */
 #endif
 #include <errno.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,17 +82,8 @@ struct rex_svc *rex_svc_create(struct rex_loop *loop, const struct rex_svc_confi
 		rex_errorf("rex_svc_create: raw private data cannot tell the credits of messages");
 		return NULL;
 	}
-	if (cfg->srq_recvs && !cfg->msg_size && !cfg->srq_buf_size) {
-		rex_errorf(
-		    "rex_svc_create: a shared receive queue needs srq_buf_size without messages");
+	if (rex_svc_srq_check(cfg))
 		return NULL;
-	}
-	if (cfg->srq_recvs && cfg->msg_size && cfg->msg_recvs > cfg->srq_recvs) {
-		rex_errorf("rex_svc_create: the shared receive queue (%u) holds less than one "
-		           "connection's credits (%u)",
-		           cfg->srq_recvs, cfg->msg_recvs);
-		return NULL;
-	}
 	if (!ops->closed || cfg->send_depth < 1 || cfg->max_sge < 1) {
 		rex_errorf("rex_svc_create: ops.closed, a send queue and one SGE are needed");
 		return NULL;
@@ -339,7 +329,7 @@ static int make_queues(struct rex_svc_conn *c)
 	ret = rex_svc_srq_admit(c);
 	if (ret)
 		return ret;
-	q.srq = rex_svc_srq_queue(c) ? rex_srq_ibv(rex_svc_srq_queue(c)) : NULL;
+	q.srq = rex_svc_srq_for_queues(c, &q.recvs);
 	ret = rex_aconn_create_queues_with(&c->ac, dev, &q, rex_svc_on_cq);
 	if (ret)
 		return ret;

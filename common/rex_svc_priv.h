@@ -139,6 +139,11 @@ uint32_t rex_svc_srq_next_share(uint32_t share, uint32_t cap, uint32_t free_now,
 void rex_svc_srq_leave(struct rex_svc_conn *c);
 /* The queue of \p c's device, or NULL. */
 struct rex_srq *rex_svc_srq_queue(const struct rex_svc_conn *c);
+/* The shared queue's checks of a configuration: 0, or -1 after printing why. */
+int rex_svc_srq_check(const struct rex_svc_config *cfg);
+/* The queue a connection's QP takes (NULL: none), and in *cq_recvs the
+ * receives its CQ must hold: its credits, or without messages the queue's depth. */
+struct ibv_srq *rex_svc_srq_for_queues(const struct rex_svc_conn *c, uint32_t *cq_recvs);
 /* The buffer of a receive completion, or NULL: \p c closed (printed). */
 struct rex_pool_buf *rex_svc_srq_take(struct rex_svc_conn *c, const struct ibv_wc *wc);
 /* Post buffer \p index again: 0, or a negative errno (printed). */

@@ -41,6 +41,42 @@ struct rex_srq *rex_svc_srq_queue(const struct rex_svc_conn *c)
 	return d ? d->srq : NULL;
 }
 
+int rex_svc_srq_check(const struct rex_svc_config *cfg)
+{
+	if (cfg->srq_recvs && !cfg->msg_size && !cfg->srq_buf_size) {
+		rex_errorf(
+		    "rex_svc_create: a shared receive queue needs srq_buf_size without messages");
+		return -1;
+	}
+	if (cfg->srq_recvs && cfg->msg_size && cfg->msg_recvs > cfg->srq_recvs) {
+		rex_errorf("rex_svc_create: the shared receive queue (%u) holds less than one "
+		           "connection's credits (%u)",
+		           cfg->srq_recvs, cfg->msg_recvs);
+		return -1;
+	}
+	return 0;
+}
+
+struct ibv_srq *rex_svc_srq_for_queues(const struct rex_svc_conn *c, uint32_t *cq_recvs)
+{
+	struct rex_srq *srq = rex_svc_srq_queue(c);
+	struct rex_srq_stats st;
+
+	if (!srq)
+		return NULL;
+	if (!c->svc->cfg.msg_size) {
+		/* The program's own receives on the queue: no credits of ours
+		 * bound how many of its receives the peer takes before the
+		 * program reads them (a window counts what the transport
+		 * acknowledged, not what was read), so the CQ holds them all.
+		 * With the window alone, 06's server overran a session's CQ of
+		 * 72 when it fell behind in a loaded VM (06-mr-pool.bench_srq). */
+		rex_srq_stats(srq, &st);
+		*cq_recvs = st.depth > *cq_recvs ? st.depth : *cq_recvs;
+	}
+	return rex_srq_ibv(srq);
+}
+
 /* A server's connection with messages starts small and grows (its accept
  * says how far); a client's request can say one number only. */
 static bool grows(const struct rex_svc_conn *c)
