@@ -246,6 +246,7 @@ double peak_rate(const struct client *cl);
 double peak_rate_perftest(const struct client *cl);
 int start_stamps(struct client *cl, uint64_t msgs);
 int calibrate_cycles(struct client *cl);
+int prepare_timing(struct client *cl, uint64_t n);
 void stop_stamps(struct client *cl);
 double cpu_seconds(const struct timeval *tv);
 const struct bench_qp *fill_per_qp(const struct client *cl, uint64_t t0, struct bench_qp *out);

@@ -168,3 +168,18 @@ int calibrate_cycles(struct client *cl)
 		fprintf(stderr, "client: --cycles: %.4f cycles a ns\n", 1 / cl->ns_per_cycle);
 	return 0;
 }
+
+/* Before a timed run: --as-perftest's BW peak stamps, when perftest has a
+ * peak at all (-n, at most PEAK_MAX_MSGS messages), and --cycles' rate. */
+int prepare_timing(struct client *cl, uint64_t n)
+{
+	const struct options *o = &cl->o;
+	int ret = 0;
+
+	if (o->mode == BENCH_MODE_BW && !o->load && o->as_perftest && n &&
+	    n * o->qps <= PEAK_MAX_MSGS)
+		ret = start_stamps(cl, n * o->qps);
+	if (o->cycles && ret == 0)
+		ret = calibrate_cycles(cl);
+	return ret;
+}

@@ -55,6 +55,7 @@ static struct qp *qp_with_room(struct client *cl, unsigned *turn)
 	return NULL;
 }
 
+/* [load-done] */
 /* From qp_done(): requests up to number \p done of this run completed. */
 void load_done(struct qp *q, uint64_t done)
 {
@@ -69,8 +70,8 @@ void load_done(struct qp *q, uint64_t done)
 	cl->end_ns = t;
 	cl->progress = true;
 }
+/* [load-done] */
 
-/* [load] */
 /* \p count requests in all (0: until \p end_ns), due at -rate. */
 int run_load(struct client *cl, uint64_t count, uint64_t end_ns, struct bench_load *out)
 {
@@ -95,6 +96,7 @@ int run_load(struct client *cl, uint64_t count, uint64_t end_ns, struct bench_lo
 	due = (double)t0;
 	for (;;) {
 		t = now_ns();
+		/* [load-due] */
 		/* Everything due by now goes out, while a window has room. */
 		while ((count ? issued < count : (uint64_t)due < end_ns && t < end_ns) &&
 		       (uint64_t)due <= t) {
@@ -110,6 +112,7 @@ int run_load(struct client *cl, uint64_t count, uint64_t end_ns, struct bench_lo
 			issued++;
 			due += next_gap(o, &rng);
 		}
+		/* [load-due] */
 		for (i = 0; i < o->qps; i++)
 			qp_step(&cl->qps[i]);
 		completed = cl->load_completed;
@@ -146,4 +149,3 @@ out_broken:
 	cl->broken = true;
 	return ret;
 }
-/* [load] */

@@ -567,13 +567,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 		                               : run_lat(cl, warmup, 0, NULL, &kept);
 	if (ret)
 		goto out_events;
-	/* --as-perftest's BW peak: stamps of the timed run, when perftest
-	 * has a peak at all (-n, at most PEAK_MAX_MSGS messages). */
-	if (o->mode == BENCH_MODE_BW && !o->load && o->as_perftest && n &&
-	    n * o->qps <= PEAK_MAX_MSGS)
-		ret = start_stamps(cl, n * o->qps);
-	if (o->cycles && ret == 0)
-		ret = calibrate_cycles(cl);
+	ret = prepare_timing(cl, n); /* --as-perftest's stamps, --cycles' rate */
 	if (ret)
 		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);

@@ -146,7 +146,7 @@ def plot(out, points, ops):
              " title 'Latency under an offered load, timed from when each request was due'",
              "set logscale y", "set grid", "set key top left",
              "set xlabel 'offered [requests/s]'", "set ylabel 'latency [us]'",
-             "set format x '%.0s%c'"]
+             "set format x '%.0s%c'", "set xtics rotate by -45"]
     for i, op in enumerate(ops):
         lines.append(f"set title '{op}'")
         lines.append(", ".join(

@@ -570,20 +570,16 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 	case REX_STATE_ESTABLISHED:
 		if (!a->idle_timeout_ms)
 			break;
-		/* Completions only say that they came (c->heard), with no clock
-		 * read each: where the clock is a system call (a VM without a
-		 * user-space clock: the lab's emulated one, 0.9 us a read), that
-		 * was most of 06's latency gap. The time is read here, every
-		 * quarter of the idle period: a connection last heard at s is
-		 * dropped between s + idle and s + 1.25 idle. */
+		/* Completions set c->heard and read no clock (a system call in a
+		 * VM without a user-space one: 06 part 3). It is read here, each
+		 * quarter period: silent since s, dropped by s + 1.25 idle. */
 		now = rex_loop_now_ns(loop);
-		if (c->heard) {
-			c->heard = false;
+		if (c->heard)
 			c->active_ns = now;
-		}
+		c->heard = false;
 		idle_until = c->active_ns + (uint64_t)a->idle_timeout_ms * REX_ACONN_MS;
+		next = now + (uint64_t)idle_check_ms(a) * REX_ACONN_MS;
 		if (idle_until > now) {
-			next = now + (uint64_t)idle_check_ms(a) * REX_ACONN_MS;
 			rex_loop_timer_start_at(loop, &c->deadline,
 			                        next < idle_until ? next : idle_until);
 			break;
@@ -595,6 +591,8 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 		              a->idle_timeout_ms);
 		rex_aconn_close(c, !c->protocol_done);
 		break;
+		/* [deadline-idle] */
+	/* [deadline-drain] */
 	case REX_STATE_DRAINING:
 		if (drained(c))
 			break; /* drained in this very round: its release is posted */
@@ -606,7 +604,7 @@ static void on_deadline(struct rex_loop *loop, void *arg)
 		              c->await_disconnect ? ", no answer to our disconnect" : "");
 		c->drain_cut = true; /* the program decides whether that is a failure */
 		rex_loop_post(loop, &c->release);
-		/* [deadline-idle] */
+		/* [deadline-drain] */
 		break;
 	case REX_STATE_CLOSED:
 		break;
