@@ -110,12 +110,13 @@ def fmt(fig, digits=1):
 
 def format_table(points, meta):
     out = [f"# 06-mr-pool's client -m load, {meta['date']}, {meta['device']}, kernel "
-           f"{meta['kernel']}: {meta['size']} B, {meta['qps']} QP, at most {meta['depth']} in "
-           f"flight, {meta['duration']} s a run, {meta['schedule']} schedule, "
-           f"{meta['repeats']} runs a rate\n",
-           "# a request is timed from when it was due; late: posted 50 us or more after due; "
-           "figures: medians of the runs (p99 with min..max)\n",
-           "# capacity: a bandwidth run's messages/s at the same size, QPs and depth\n",
+           f"{meta['kernel']}\n",
+           f"# {meta['size']} B, {meta['qps']} QP, at most {meta['depth']} in flight, "
+           f"{meta['duration']} s a run, {meta['schedule']} schedule, {meta['repeats']} runs a "
+           "rate\n",
+           "# a request is timed from when it was due; late: posted 50 us or more after due\n",
+           "# figures: medians of the runs (p99 with min..max); of cap: offered / capacity,\n",
+           "# a bandwidth run's messages/s at the same size, QPs and depth\n",
            f"{'op':<6} {'offered':>8} {'of cap':>6} {'achieved':>9} {'late':>7} {'p50 us':>8} "
            f"{'p90 us':>8} {'p99 us':>8} {'p99 min..max':>17} {'p99.9 us':>9} {'max us':>9}\n"]
     for p in points:
