@@ -50,7 +50,7 @@ struct bench_load {
 /* A request posted this long after it was due counts as late: the window
  * was full, or the loop was behind. Its latency still runs from when it
  * was due, so the wait is in the figures either way. */
-#define BENCH_LATE_US 50
+#define BENCH_LATE_US 50u
 
 /* One row of results: one size of one op in one mode. */
 struct bench_row {
