@@ -372,7 +372,9 @@ def main():
     p = argparse.ArgumentParser(prog="06-mr-pool/compare", description=__doc__.split("\n\n")[0])
     p.add_argument("--addr", default=os.environ.get("RDMA_LAB_ADDR"))
     p.add_argument("--bin", default="build/bin")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", help="the directory for the table, JSON, CSV, plots and raw/")
+    p.add_argument("--table", metavar="JSON",
+                   help="run nothing: print the table of an earlier run from its compare.json")
     p.add_argument("--pairs", type=int, default=9,
                    help="runs of each program per point, in pairs (6 or more for a verdict)")
     p.add_argument("--ops", default="write,send,read,fadd,cas")
@@ -396,6 +398,16 @@ def main():
     p.add_argument("--against", choices=("perftest", "pool"), default="perftest",
                    help="pool: hold ours (a window per client) against ours with -g pool")
     args = p.parse_args()
+    if args.table:
+        try:
+            with open(args.table) as f:
+                saved = json.load(f)
+            print(format_table(saved["points"], saved["meta"]), end="")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            p.error(f"--table {args.table}: not a compare.json ({e})")
+        return 0
+    if not args.out:
+        p.error("no --out: give the directory for the results")
     if not args.addr:
         fail("no address: give --addr or set RDMA_LAB_ADDR")
     if args.pairs < 1:
@@ -516,29 +528,34 @@ def cpu(side):
     return "-" if u is None or s is None else f"{u['median'] + s['median']:.2f}"
 
 
+# The table fits in 100 columns, as a page's results box does (docs.browser).
+TABLE_WIDTH = 100
+
+
 def format_table(table, meta):
-    out = [f"# ours (06-mr-pool) against perftest, {meta['date']}, {meta['device']}, "
-           f"kernel {meta['kernel']}, {meta['pairs']} pairs a point, who goes first alternating\n",
-           "# bandwidth: BW average [MiB/s]; latency: t_typical [usec] (median of the runs; "
-           "spread min..max); cpu = client CPU user+sys [s]\n",
-           "# ratio: ours / perftest as speed (latency: perftest / ours), above 1 = ours faster; "
-           "median of the pairs' ratios, with the sign test's interval (95% or more);\n"
+    pin = meta.get("pin")
+    out = [f"# ours (06-mr-pool) against perftest (pt), {meta['date']}, {meta['device']},\n"
+           f"#   kernel {meta['kernel']}, {meta['pairs']} pairs a point, who goes first alternating\n",
+           "# bandwidth: BW average [MiB/s]; latency: t_typical [usec]; median of the runs,\n"
+           "#   spread min..max; cpu = client CPU user+sys [s], ours/perftest\n",
+           "# ratio: ours / perftest as speed (latency: perftest / ours), above 1 = ours faster;\n"
+           "#   median of the pairs' ratios, with the sign test's interval (95% or more);\n"
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
-           *([f"# pinned (taskset): servers on CPU {meta['pin'].split(',')[0]}, clients on CPU "
-              f"{meta['pin'].split(',')[1]}\n"] if meta.get("pin") else []),
-           *(["# against pool: the 'perftest' columns are ours too, its server with -g pool "
-              "(one rkey for the whole pool); 'ours' has a window per client: the ratio is what "
-              "least privilege costs\n"] if meta.get("against") == "pool" else []),
-           f"{'op':<6} {'mode':<4} {'bytes':>8} {'ours':>8} {'ours spread':>15} "
-           f"{'perftest':>8} {'perftest spread':>15} {'ratio':>6} {'interval':>11} "
-           f"{'verdict':<14} {'cpu ours':>8} {'cpu pt':>6}\n"]
+           *([f"# pinned (taskset): servers on CPU {pin.split(',')[0]}, clients on CPU "
+              f"{pin.split(',')[1]}\n"] if pin else []),
+           *(["# against pool: the 'pt' columns are ours too, its server with -g pool\n"
+              "#   (one rkey for the whole pool); 'ours' has a window per client:\n"
+              "#   the ratio is what least privilege costs\n"] if meta.get("against") == "pool"
+             else []),
+           f"{'op':<5} {'mode':<4} {'bytes':>7} {'ours':>6} {'spread':>12} {'pt':>6} "
+           f"{'spread':>12} {'ratio':>5} {'interval':>10} {'verdict':<14} {'cpu o/pt':>9}\n"]
     for e in table:
         o, p = e["ours"], e["perftest"]
         key = e["metric"]
         ratio = "-" if e["ratio"] is None else f"{e['ratio']:.2f}"
-        out.append(f"{e['op']:<6} {e['mode']:<4} {e['bytes']:>8} {fmt(o[key]):>8} "
-                   f"{spread(o[key]):>15} {fmt(p[key]):>8} {spread(p[key]):>15} {ratio:>6} "
-                   f"{interval_text(e):>11} {e['verdict']:<14} {cpu(o):>8} {cpu(p):>6}\n")
+        out.append(f"{e['op']:<5} {e['mode']:<4} {e['bytes']:>7} {fmt(o[key]):>6} "
+                   f"{spread(o[key]):>12} {fmt(p[key]):>6} {spread(p[key]):>12} {ratio:>5} "
+                   f"{interval_text(e):>10} {e['verdict']:<14} {cpu(o) + '/' + cpu(p):>9}\n")
     counts = {}
     for e in table:
         counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
@@ -547,9 +564,9 @@ def format_table(table, meta):
                                           if v in counts) + "\n")
     lat = [e for e in table if e["mode"] == "lat"]
     if lat:
-        out.append("# latency tails [usec], median of the runs; '*' = too few samples to quote "
-                   f"(fewer than {QUOTABLE_TAIL} beyond the percentile)\n")
-        out.append(f"{'op':<6} {'bytes':>8} {'samples':>8} {'ours 99%':>9} {'pt 99%':>9} "
+        out.append("# latency tails [usec], median of the runs; '*' = too few samples to quote\n"
+                   f"#   (fewer than {QUOTABLE_TAIL} beyond the percentile)\n")
+        out.append(f"{'op':<5} {'bytes':>7} {'samples':>8} {'ours 99%':>9} {'pt 99%':>9} "
                    f"{'ours 99.9%':>10} {'pt 99.9%':>9}\n")
         for e in lat:
             cells = []
@@ -558,7 +575,7 @@ def format_table(table, meta):
                     v = e[tool][k]
                     cells.append("-" if v is None else
                                  f"{v['median']:.1f}" + ("" if v.get("quotable") else "*"))
-            out.append(f"{e['op']:<6} {e['bytes']:>8} {e['iterations']:>8} {cells[0]:>9} "
+            out.append(f"{e['op']:<5} {e['bytes']:>7} {e['iterations']:>8} {cells[0]:>9} "
                        f"{cells[1]:>9} {cells[2]:>10} {cells[3]:>9}\n")
     return "".join(out)
 

@@ -3,12 +3,14 @@
 """compare.py's rule for reading, without RDMA: the sign test's interval
 against the binomial tables, the verdict from the interval alone (the same
 for wins and losses), speed ratios in one direction for both modes, which
-percentiles may be quoted, and what the table, CSV and plots carry.
+percentiles may be quoted, and what the table, CSV and plots carry; the
+tables under docs/results/ are their JSON files' (--table).
 
     test_compare_rule.py SOURCE_DIR OUT_DIR      (test 06-mr-pool.compare_rule)
 """
 import csv
 import importlib.util
+import json
 import os
 import sys
 
@@ -94,6 +96,17 @@ check("# verdicts: faster 1, slower 1, not told apart 1, too few pairs 1" in tex
 tails = [l.split() for l in text.splitlines() if l.startswith("send ") and "lat" not in l]
 check(tails == [["send", "8", "1000", "100.0", "100.0", "150.0*", "150.0*"]],
       f"1,000 samples: 99% quoted, 99.9% marked '*': {tails}")
+wide = [l for l in text.splitlines() if len(l) > compare.TABLE_WIDTH]
+check(not wide, f"table lines wider than {compare.TABLE_WIDTH} columns: {wide[:2]}")
+
+# The tables the pages show are the tables of the runs' JSON files,
+# printed by --table: the figures on a page are a run's, not edited.
+for saved in ("06-compare", "06-compare-2026-11-27", "06-grant-cost"):
+    with open(f"{src}/docs/results/{saved}.json") as f:
+        run = json.load(f)
+    with open(f"{src}/docs/results/{saved}.txt") as f:
+        check(f.read() == compare.format_table(run["points"], run["meta"]),
+              f"docs/results/{saved}.txt is not compare.py --table {saved}.json")
 os.makedirs(out, exist_ok=True)
 compare.write_csv(f"{out}/compare.csv", table)
 rows = list(csv.DictReader(open(f"{out}/compare.csv")))
