@@ -17,7 +17,7 @@ REX_PKGS_BUILD="gcc clang libclang-rt-14-dev make cmake pkg-config libibverbs-de
 REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
 # tcpdump and tshark: "scripts/lab capture" and scripts/wire-trace (the wire tests).
 REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod tcpdump tshark"
-REX_PKGS_DOCS="doxygen graphviz mscgen chromium fonts-dejavu-core"
+REX_PKGS_DOCS="doxygen graphviz mscgen chromium fonts-dejavu-core fonts-dejavu-extra"
 # The Vagrantfile's fast check (tests/vagrant/provision.sh): vagrant validate,
 # a shellcheck of its provisioning, a minimal Debian root to build in.
 REX_PKGS_VAGRANT="vagrant debootstrap shellcheck"
