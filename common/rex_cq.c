@@ -64,64 +64,60 @@ int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_
 	return rex_cq_wait_watch(channel, cq, wc, max, timeout_ms, -1);
 }
 
+/* Move 4: sleep on the channel, then take the event and acknowledge it
+ * right away: ibv_destroy_cq() waits until every event it raised has been
+ * acknowledged. 0, or what wait_readable() returns. */
+static int sleep_for_event(struct ibv_comp_channel *channel, int timeout_ms, int watch_fd)
+{
+	struct ibv_cq *event_cq;
+	void *event_context;
+	int ret = wait_readable(channel, timeout_ms, watch_fd);
+
+	if (ret)
+		return ret;
+	if (ibv_get_cq_event(channel, &event_cq, &event_context)) {
+		ret = -errno;
+		rex_report_errno("ibv_get_cq_event", errno);
+		return ret;
+	}
+	ibv_ack_cq_events(event_cq, 1);
+	return 0;
+}
+
 int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc,
                       int max, int timeout_ms, int watch_fd)
 {
 	bool armed = false;
 	int n, ret;
 
+	/* [cq-wait] */
 	for (;;) {
-		/* [cq-poll] */
-		/* 1. and 3.: take what is there. */
-		n = ibv_poll_cq(cq, max, wc);
+		n = ibv_poll_cq(cq, max, wc); /* 1. (and 3.): take what is there */
 		if (n < 0) {
 			rex_errorf("ibv_poll_cq: failed (%d)", n);
 			return -EIO;
 		}
 		if (n > 0)
 			return n;
-		/* [cq-poll] */
-
-		/* [cq-arm] */
-		/* 2. Empty: ask for an event at the next completion, then poll
-		 *    once more before sleeping, for a completion that slipped in
-		 *    after the poll above but before the CQ was armed. */
-		if (!armed) {
+		if (!armed) { /* 2. empty: an event at the next completion... */
 			ret = ibv_req_notify_cq(cq, 0); /* an errno value */
 			if (ret) {
 				rex_report_errno("ibv_req_notify_cq", ret);
 				return -ret;
 			}
 			armed = true;
-			continue;
+			continue; /* 3. ...then poll again: one may have slipped in */
 		}
-		/* [cq-arm] */
-
-		/* [cq-sleep] */
-		/* 4. Sleep, then acknowledge the event right away: ibv_destroy_cq()
-		 *    waits until every event it raised has been acknowledged. One
-		 *    event is raised per arming, so arm again before the next sleep. */
-		ret = wait_readable(channel, timeout_ms, watch_fd);
-		if (ret == -ECONNRESET) {
-			/* The peer is going, but what it did before may have
-			 * completed after our last poll: a completion that is
-			 * there must not be lost to the disconnect. */
+		ret = sleep_for_event(channel, timeout_ms, watch_fd); /* 4. */
+		if (ret == -ECONNRESET) { /* the peer is going: keep what it did */
 			n = ibv_poll_cq(cq, max, wc);
 			return n != 0 ? (n > 0 ? n : -EIO) : -ECONNRESET;
 		}
 		if (ret)
 			return ret;
-		struct ibv_cq *event_cq;
-		void *event_context;
-		if (ibv_get_cq_event(channel, &event_cq, &event_context)) {
-			ret = -errno;
-			rex_report_errno("ibv_get_cq_event", errno);
-			return ret;
-		}
-		ibv_ack_cq_events(event_cq, 1);
-		armed = false;
-		/* [cq-sleep] */
+		armed = false; /* one event per arming: arm again before sleeping */
 	}
+	/* [cq-wait] */
 }
 
 /* Not a flush, and not a send of ours that went well: the peer's doing. */
