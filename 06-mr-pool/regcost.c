@@ -569,8 +569,9 @@ int main(int argc, char **argv)
 	}
 	run.clock_ns = clock_cost_ns();
 	printf("regcost: device %s; ibv_reg_mr + ibv_dereg_mr of one touched buffer "
-	       "(access IBV_ACCESS_LOCAL_WRITE) against rex_pool_get + rex_pool_put, and "
-	       "bind + invalidate of a type 2 window over it\n",
+	       "(access IBV_ACCESS_LOCAL_WRITE)\n"
+	       "regcost: against rex_pool_get + rex_pool_put, and bind + invalidate of a type 2 "
+	       "window over it\n",
 	       run.device);
 	printf("regcost: %" PRIu64 " pairs per size up to 1 MiB, %" PRIu64
 	       " above; pool pairs timed in batches of %d; a clock read costs %.0f ns\n",

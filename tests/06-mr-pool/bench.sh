@@ -404,9 +404,9 @@ grant_cases)
 	for c in good stale stale-inv write; do
 		grant "$c" 0
 		if [ "$c" = good ]; then
-			has "grant-$c" "^grant-client: good: WRITE of 8 bytes .*: success \(it landed\)$"
+			has "grant-$c" "^grant-client: good: WRITE 8 B .*: success \(it landed\)$"
 		else
-			has "grant-$c" "^grant-client: $c: WRITE of 8 bytes .*: remote access error \(refused\)$"
+			has "grant-$c" "^grant-client: $c: WRITE 8 B .*: remote access error \(refused\)$"
 			has "grant-$c" "^grant-client: the server disconnected us$"
 		fi
 	done
@@ -416,10 +416,10 @@ grant_cases)
 	# not the window's (drivers/infiniband/sw/rxe/rxe_resp.c, check_rkey()).
 	if rdma link show | grep -q '^link rxe'; then
 		grant past-end 1
-		has grant-past-end '^grant-client: past-end: WRITE of 16 bytes .*: success \(it landed\)$'
+		has grant-past-end '^grant-client: past-end: WRITE 16 B .*: success \(it landed\)$'
 	else
 		grant past-end 0
-		has grant-past-end '^grant-client: past-end: WRITE of 16 bytes .*: remote access error \(refused\)$'
+		has grant-past-end '^grant-client: past-end: WRITE 16 B .*: remote access error \(refused\)$'
 	fi
 	client next 0 -o write -s 4K -n 100 --end server
 	has next '^client: done$'
@@ -440,12 +440,12 @@ grant_other)
 		at=$(printf '%s\n' "$line" | sed -E 's/.* rkey (0x[0-9a-f]+) over (0x[0-9a-f]+),.*/\2/')
 		if [ "$mode" = window ]; then
 			grant other 0 --rkey "$rkey" --addr "$at"
-			has grant-other "^grant-client: other: WRITE of 8 bytes at $at .* with rkey $rkey: remote access error \(refused\)$"
+			has grant-other "^grant-client: other: WRITE 8 B at $at .*, rkey $rkey: remote access error \(refused\)$"
 			wait $pid || fail "the victim: exit $?, expected 0"
 			grep -q '^client: data verified' "$dir/victim-$mode.out" || fail "the victim's data not verified"
 		else
 			grant other 1 --rkey "$rkey" --addr "$at"
-			has grant-other "^grant-client: other: WRITE of 8 bytes at $at .* with rkey $rkey: success \(it landed\)$"
+			has grant-other "^grant-client: other: WRITE 8 B at $at .*, rkey $rkey: success \(it landed\)$"
 			wait $pid
 		fi
 		mv "$dir/grant-other.out" "$dir/grant-other-$mode.out"
@@ -456,7 +456,7 @@ grant_lease)
 	start_server -s 64K -L 1000
 	grant lease 0
 	has grant-lease '^grant-client: lease: the server revoked our rkey 0x[0-9a-f]{8} after its lease of 1000 ms \(ENDED 1\)$'
-	has grant-lease '^grant-client: lease: WRITE of 8 bytes .*: remote access error \(refused\)$'
+	has grant-lease '^grant-client: lease: WRITE 8 B .*: remote access error \(refused\)$'
 	client outlasts 1 -o write -s 4K -D 4
 	has outlasts 'the server revoked our rkey: its lease ran out \(lease 1000 ms\)|remote access error'
 	held qp 0

@@ -427,8 +427,8 @@ static int misbehave(const struct options *o, struct rex_conn *conn, struct rex_
 	if (ret)
 		return ret;
 	*refused = wc.status == IBV_WC_REM_ACCESS_ERR;
-	printf("%s: %s: %s of %" PRIu32 " bytes at 0x%" PRIx64 " (window 0x%" PRIx64 "+%" PRIu32
-	       ") with rkey 0x%08" PRIx32 ": %s (%s)\n",
+	printf("%s: %s: %s %" PRIu32 " B at 0x%" PRIx64 " (window 0x%" PRIx64 "+%" PRIu32
+	       "), rkey 0x%08" PRIx32 ": %s (%s)\n",
 	       PROGRAM, names[o->which], "WRITE", len, remote, a->addr, a->length, rkey,
 	       ibv_wc_status_str(wc.status), wc.status == IBV_WC_SUCCESS ? "it landed" : "refused");
 	if (o->which == GOOD)

@@ -36,7 +36,8 @@ expect() {
 	printf '%s\n' "$out" | grep -Eq -- "$1" || fail "no line matches: $1"
 }
 num='[0-9]+\.[0-9]+'
-expect "^regcost: device [a-z0-9_]+; ibv_reg_mr \\+ ibv_dereg_mr of one touched buffer .* and bind \\+ invalidate of a type 2 window over it$"
+expect "^regcost: device [a-z0-9_]+; ibv_reg_mr \\+ ibv_dereg_mr of one touched buffer \\(access IBV_ACCESS_LOCAL_WRITE\\)$"
+expect "^regcost: against rex_pool_get \\+ rex_pool_put, and bind \\+ invalidate of a type 2 window over it$"
 expect "^regcost: 50 pairs per size up to 1 MiB, 200 above; pool pairs timed in batches of 1000; a clock read costs [0-9]+ ns$"
 expect "^size +pages +got +calls +reg\\+dereg +pool get\\+put +bind\\+inval +ratio$"
 expect "^ +median us +p99 us +median us +p99 us +median us +p99 us +medians$"
