@@ -149,7 +149,9 @@ enum bench_ctrl {
 };
 /* How long a session may be quiet before the server probes it. A client
  * with R receives posted is cut (R + 1) probes after it stopped: 06's
- * client posts 16, so about 17 s. */
+ * client posts 16, so about 17 s; its buffer is free once the drain
+ * deadline (10 s: a stopped client answers no disconnect) has passed,
+ * about 27 s after it stopped. */
 #define BENCH_PROBE_MS       1000u
 #define BENCH_ENDED_ASKED 0 /* ENDED's value: revoked at the client's END */
 #define BENCH_ENDED_LEASE 1 /* its lease ran out */

@@ -71,6 +71,19 @@
  * (12: 0.64 ms; rdma_cm leaves 0, which means 655 ms) before it tries again,
  * rnr_retry times. 7 would mean "for ever" for either count: never use it.
  *
+ * **How long a disconnect may take to be answered.** rdma_disconnect()
+ * sends a DREQ, and the CM resends it when no DREP has come within
+ * 2 x packet life + the peer's CM response time. rdma_cm sets the packet
+ * life one below the ACK timeout (16: 4.096 us x 2^16, which the CM rounds
+ * to 256 ms) and the response time to 20 (4,096 ms): 4.6 s a try, up to 15
+ * tries. A DREQ or DREP lost once, or a peer whose program is busy when the
+ * DREQ comes (its CM answers only when the program calls rdma_disconnect()
+ * too), is answered after 4.6 s at the earliest. A drain deadline shorter
+ * than that gives up before the CM has tried twice, and releasing the id
+ * then cancels the resend: the peer never hears of the disconnect and must
+ * wait for a deadline of its own. So the drain deadline should cover two
+ * tries (9.2 s: the default is 10 s).
+ *
  * **The CM channel.** rex_aconn_devs_watch() reads it in the loop: events
  * are taken until none is left, but at most #REX_ACONN_CM_BUDGET of them and
  * for at most #REX_ACONN_CM_BUDGET_MS per round, so that a burst of connect
@@ -147,7 +160,8 @@ struct rex_aconn_attr {
 	unsigned idle_timeout_ms;
 	/** From the start of a close to the last flushed completion and the
 	 *  peer's answer to our disconnect, in ms; past it the connection is
-	 *  released anyway, its QP first. */
+	 *  released anyway, its QP first. At least two of the CM's tries of
+	 *  the disconnect (above: 9.2 s); default 10000. */
 	unsigned drain_timeout_ms;
 	/** Address and route resolution, each, in ms. */
 	unsigned resolve_timeout_ms;
@@ -163,7 +177,7 @@ struct rex_aconn_attr {
 };
 
 /**
- * \brief The defaults: setup 15 s, idle off, drain 3 s, resolution 2 s each;
+ * \brief The defaults: setup 15 s, idle off, drain 10 s, resolution 2 s each;
  *        ACK timeout 17 (0.54 s a try), retry 6, RNR retry 6, min RNR timer 12.
  */
 void rex_aconn_attr_default(struct rex_aconn_attr *attr);

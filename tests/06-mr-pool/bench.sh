@@ -38,9 +38,9 @@
 #   silent_clients  eight clients stopped (SIGSTOP) in their runs hold all 8
 #                   buffers; the server's probes drop each (a line apiece)
 #                   and a ninth client, tried again each second, is served
-#                   within 60 s (the arithmetic, bench_wire.h: about 17 s);
+#                   within 60 s (the arithmetic, bench_wire.h: about 27 s);
 #                   afterwards the server holds no QP (rdma resource)
-#   server_killed   the server killed mid-run; the client exits 1 in 20 s
+#   server_killed   the server killed mid-run; the client exits 1 in 25 s
 #   grant_cases     tests/06-mr-pool/grant-client against a server's windows:
 #                   its own window (lands), its key after END and after its
 #                   SEND WITH INVALIDATE, a WRITE through a read-only window
@@ -396,7 +396,9 @@ server_killed)
 	code=$?
 	took=$(($(date +%s) - start))
 	[ $code -eq 1 ] || fail "client exit $code, expected 1"
-	[ $took -le 20 ] || fail "client took $took s to notice, more than 20"
+	# the transport's retries (3.8 s), the drain deadline (10 s: nobody
+	# answers the disconnect), and the loaded VM's scheduling (5 s seen)
+	[ $took -le 25 ] || fail "client took $took s to notice, more than 25"
 	has orphan "server disconnected|is the server gone|work completion failed"
 	;;
 grant_cases)
