@@ -13,10 +13,9 @@ It fails, naming the page and the element, when
     behind a scrollbar or past the column's edge is what a reader misses),
     or the page itself scrolls sideways;
   - a page is taller than HEIGHT_PX (about six screens of 765 px, the
-    lesson a reader takes in one sitting). The reference pages (REFERENCE:
-    read by looking one thing up) are exempt, and a page still waiting to
-    be cut to the budget is held at its ceiling in OVER_BUDGET: it may not
-    grow, and the test fails when it fits, so that the ledger only shrinks.
+    lesson a reader takes in one sitting, and each subpage that goes
+    deeper). The reference pages (REFERENCE: read by looking one thing up)
+    are exempt.
 --report prints each page's height, screens, words and widest element and
 passes. Exit: 0 pass, 1 a page fails, 2 bad arguments or no browser or page.
 """
@@ -34,14 +33,6 @@ WINDOW = (1280, 900)
 SCREEN_PX = 765        # the content a 1280x900 window shows at once, below the header
 HEIGHT_PX = 5000
 REFERENCE = {'troubleshooting', 'iwarp'}
-# Pages not yet cut to HEIGHT_PX (issue 34), each with the most it may be.
-OVER_BUDGET = {
-    'ch06_mr_pool': 7400,
-    'ch06_benchmark': 13600,
-    'ch06_perftest': 7900,
-    'ch06_grants': 6100,
-    'ch06_srq': 7900,
-}
 BROWSERS = ('chromium', 'chromium-browser', 'google-chrome')
 
 # Run in the page once it has loaded and Doxygen's side bar has set the
@@ -125,17 +116,10 @@ def check(label, fig):
                         f'{w["hidden"]} px: "{w["text"]}"')
     if label in REFERENCE:
         return problems
-    ceiling = OVER_BUDGET.get(label)
-    if ceiling is None and fig['height'] > HEIGHT_PX:
+    if fig['height'] > HEIGHT_PX:
         problems.append(f'{fig["height"]} px tall, over the {HEIGHT_PX} px budget '
                         f'({fig["height"] / SCREEN_PX:.1f} screens): move what goes '
                         f'deeper to a subpage')
-    elif ceiling is not None and fig['height'] > ceiling:
-        problems.append(f'{fig["height"]} px tall: it waits to be cut to {HEIGHT_PX} px, '
-                        f'and may not grow past {ceiling} px meanwhile')
-    elif ceiling is not None and fig['height'] <= HEIGHT_PX:
-        problems.append(f'{fig["height"]} px tall, within the budget: take it off '
-                        f'OVER_BUDGET in {os.path.basename(__file__)}')
     return problems
 
 
