@@ -110,8 +110,8 @@ int greeting_decode(const void *buf, size_t len, struct greeting *out, char *why
 	/* Whatever followed the NUL is not ours to keep. */
 	memset(g.text + text_len, 0, GREETING_TEXT_SIZE - text_len);
 	*out = g;
-	/* [greeting-decode] */
 	return 0;
+	/* [greeting-decode] */
 }
 
 size_t refusal_encode(const char *reason, uint8_t *buf, size_t size)

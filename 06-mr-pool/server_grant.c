@@ -29,8 +29,9 @@ int grant_pool_access(unsigned ops, unsigned grant)
 	int access = 0;
 
 	if (grant == BENCH_GRANT_WINDOW) {
-		/* C10-74: a window granting remote write or atomic needs local
-		 * write on the region; receives land in it for SEND. */
+		/* The InfiniBand specification (compliance statement C10-74):
+		 * a window granting remote write or atomic needs local write on
+		 * its region; receives land in it for SEND too. */
 		if (ops & (1u << BENCH_OP_SEND | 1u << BENCH_OP_WRITE | 1u << BENCH_OP_WRITE_IMM |
 		           1u << BENCH_OP_FADD | 1u << BENCH_OP_CAS))
 			access |= IBV_ACCESS_LOCAL_WRITE;
