@@ -98,11 +98,15 @@ def browser():
 
 
 def measure(chrome, page, profile):
-    cmd = [chrome, '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars',
+    cmd = [chrome, '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+           '--hide-scrollbars',
            '--user-data-dir=' + profile, '--window-size=%d,%d' % WINDOW,
            '--virtual-time-budget=10000', '--dump-dom', 'file://' + page]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True, timeout=120).stdout
+    try:
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, timeout=120).stdout
+    except subprocess.TimeoutExpired:
+        return None
     m = FIGURES.search(out)
     return json.loads(html.unescape(m.group(1))) if m else None
 
