@@ -27,7 +27,7 @@ if [ "$code" -ne 0 ]; then
 	exit 1
 fi
 python3 - "$out" <<'PY'
-import csv, json, os, sys
+import csv, json, os, re, sys
 out = sys.argv[1]
 bad = []
 doc = json.load(open(f"{out}/compare.json"))
@@ -55,8 +55,12 @@ for r in rows:
     if empty:
         bad.append(f"compare.csv: empty {empty} in {r}")
 text = open(f"{out}/compare.txt").read()
-if "ratio" not in text or "write  bw" not in text or "write  lat" not in text:
+if ("ratio" not in text or not re.search(r"^write +bw +4096 .* too few pairs ", text, re.M)
+        or not re.search(r"^write +lat +8 .* too few pairs ", text, re.M)):
     bad.append("compare.txt: not the table")
+wide = [line for line in text.splitlines() if len(line) > 100]
+if wide:
+    bad.append(f"compare.txt: lines wider than 100 columns: {wide[:1]}")
 for png in ("bw.png", "lat.png", "ratio.png"):
     path = f"{out}/{png}"
     if not os.path.exists(path) or open(path, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
