@@ -122,5 +122,7 @@ int session_post_imm(struct session *ss, uint32_t imm);
 /* With -S, each of the shared receive queue's buffers: a SEND of this
  * size at most (part 5, docs/06-mr-pool-srq.md). */
 #define SERVER_SRQ_BUF_SIZE 4096u
+/* -S: the RNR wait the server asks of its senders, IB encoding (28: 163.84 ms). */
+#define SERVER_SRQ_RNR_TIMER 28
 
 #endif /* BENCH_SERVER_H */
