@@ -510,12 +510,18 @@ def main():
     return 1 if failed else 0
 
 
+def figure(v, digits=1):
+    """A figure for the table: fewer decimals as it grows, so that a slow run
+    (a latency of 4,002 us in a loaded VM) keeps its column's width."""
+    return f"{v:.{digits if v < 1000 else 0}f}"
+
+
 def fmt(s, digits=1):
-    return "-" if s is None else f"{s['median']:.{digits}f}"
+    return "-" if s is None else figure(s['median'], digits)
 
 
 def spread(s, digits=1):
-    return "-" if s is None else f"{s['min']:.{digits}f}..{s['max']:.{digits}f}"
+    return "-" if s is None else f"{figure(s['min'], digits)}..{figure(s['max'], digits)}"
 
 
 def interval_text(e):
@@ -525,7 +531,10 @@ def interval_text(e):
 
 def cpu(side):
     u, s = side["cpu_user_s"], side["cpu_sys_s"]
-    return "-" if u is None or s is None else f"{u['median'] + s['median']:.2f}"
+    if u is None or s is None:
+        return "-"
+    total = u['median'] + s['median']
+    return f"{total:.{2 if total < 10 else 1 if total < 100 else 0}f}"
 
 
 # The table fits in 100 columns, as a page's results box does (docs.browser).
