@@ -524,9 +524,14 @@ def spread(s, digits=1):
     return "-" if s is None else f"{figure(s['min'], digits)}..{figure(s['max'], digits)}"
 
 
+def ratio_text(v):
+    """A ratio in two decimals, fewer from 10 up (a loaded run: 267.96)."""
+    return f"{v:.{2 if v < 10 else 1 if v < 100 else 0}f}"
+
+
 def interval_text(e):
     i = e["interval"]
-    return "-" if i is None else f"{i['low']:.2f}..{i['high']:.2f}"
+    return "-" if i is None else f"{ratio_text(i['low'])}..{ratio_text(i['high'])}"
 
 
 def cpu(side):
@@ -561,7 +566,7 @@ def format_table(table, meta):
     for e in table:
         o, p = e["ours"], e["perftest"]
         key = e["metric"]
-        ratio = "-" if e["ratio"] is None else f"{e['ratio']:.2f}"
+        ratio = "-" if e["ratio"] is None else ratio_text(e["ratio"])
         out.append(f"{e['op']:<5} {e['mode']:<4} {e['bytes']:>7} {fmt(o[key]):>6} "
                    f"{spread(o[key]):>12} {fmt(p[key]):>6} {spread(p[key]):>12} {ratio:>5} "
                    f"{interval_text(e):>10} {e['verdict']:<14} {cpu(o) + '/' + cpu(p):>9}\n")
