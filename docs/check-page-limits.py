@@ -11,6 +11,8 @@ includes with \\verbinclude (docs/wire/) and every ```text block on it. It fails
 the page and what grew, when
   - a chapter page shows more than MAX_SNIPPETS snippets,
   - a snippet is longer than MAX_SNIPPET_LINES lines,
+  - a page other than the primer links no term to the primer's glossary
+    (\\ref gl_...): every page links the terms it uses,
   - a trace or output line is wider than MAX_COLUMNS columns (wider lines are
     cut off at the right edge of the rendered page). A results table
     (docs/results/) may be wider: its columns are the table's, and the box
@@ -22,36 +24,25 @@ import os
 import re
 import sys
 
+from rexpages import ALIAS, marker_lines, source_of
+
 MAX_SNIPPETS = 16
 MAX_SNIPPET_LINES = 30
 MAX_COLUMNS = 100
 
-ALIAS = re.compile(r'\\(server|client|clientfile|serverfile|shared|common|program)snippet\{([^,}]+),([^}]+)\}')
 VERBINCLUDE = re.compile(r'\\verbinclude\s+(\S+)')
-
-
-def source_of(kind, arg):
-    if kind == 'server':
-        return os.path.join(arg, 'server.c')
-    if kind == 'client':
-        return os.path.join(arg, 'client.c')
-    if kind == 'common':
-        return os.path.join('common', arg)
-    return arg
 
 
 def snippet_lines(root, path, name):
     """The lines Doxygen shows for \\snippet PATH NAME: those between the
     first two lines that hold [NAME]."""
-    try:
-        with open(os.path.join(root, path), encoding='utf-8') as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise LookupError(f'{path}: {e.strerror}')
-    marks = [i for i, line in enumerate(lines) if '[' + name + ']' in line]
-    if len(marks) < 2:
-        raise LookupError(f'{path}: no pair of [{name}] markers')
+    marks = marker_lines(root, path, name)
     return marks[1] - marks[0] - 1
+
+
+def glossary_linked(page):
+    with open(page, encoding='utf-8') as f:
+        return re.search(r'\\ref gl_\w+', f.read()) is not None
 
 
 def check_page(root, page):
@@ -117,6 +108,9 @@ def main():
             if count > MAX_SNIPPET_LINES:
                 print(f'{name}: a snippet of {count} lines, more than {MAX_SNIPPET_LINES}: {where}')
                 failed = True
+        if name != 'primer.md' and not glossary_linked(page):
+            print(f'{name}: no term linked to the glossary (\\ref gl_... "term", docs/primer.md)')
+            failed = True
         if widest[0] > MAX_COLUMNS:
             print(f'{name}: a line of {widest[0]} columns, more than {MAX_COLUMNS}: {widest[1]}')
             failed = True
