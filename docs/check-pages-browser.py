@@ -15,7 +15,9 @@ It fails, naming the page and the element, when
   - a page is taller than HEIGHT_PX (about six screens of 765 px, the
     lesson a reader takes in one sitting, and each subpage that goes
     deeper). The reference pages (REFERENCE: read by looking one thing up)
-    are exempt.
+    are exempt, and so are the pages of whole files that the snippets'
+    captions link to (docs/listings.py: "sources" and src_*), which are
+    checked for width only.
 --report prints each page's height, screens, words and widest element and
 passes. Exit: 0 pass, 1 a page fails, 2 bad arguments or no browser or page.
 """
@@ -72,9 +74,10 @@ FIGURES = re.compile(r'<pre id="rex-figures">(.*?)</pre>', re.S)
 LABEL = re.compile(r'^#\s.*\{#([A-Za-z0-9_]+)\}\s*$')
 
 
-def pages(root):
+def pages(root, built):
     """Each page's label and file name in the HTML: docs/mainpage.md is
-    index.html, any other page LABEL.html (its first heading's {#LABEL})."""
+    index.html, any other page LABEL.html (its first heading's {#LABEL});
+    then the whole files' pages that docs/listings.py had Doxygen write."""
     found = []
     for md in sorted(glob.glob(os.path.join(root, 'docs', '*.md'))):
         if os.path.basename(md) == 'mainpage.md':
@@ -86,6 +89,9 @@ def pages(root):
                 if m:
                     found.append((m.group(1), m.group(1) + '.html'))
                     break
+    for name in ['sources.html'] + sorted(os.path.basename(p) for p in
+                                          glob.glob(os.path.join(built, 'src_*.html'))):
+        found.append((name[:-len('.html')], name))
     return found
 
 
@@ -118,7 +124,7 @@ def check(label, fig):
     for w in fig['wide']:
         problems.append(f'{w["tag"]} wider than the {fig["column"]} px column by '
                         f'{w["hidden"]} px: "{w["text"]}"')
-    if label in REFERENCE:
+    if label in REFERENCE or label == 'sources' or label.startswith('src_'):
         return problems
     if fig['height'] > HEIGHT_PX:
         problems.append(f'{fig["height"]} px tall, over the {HEIGHT_PX} px budget '
@@ -145,7 +151,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix='rex-pages-') as tmp:
         copy = os.path.join(tmp, 'html')
         shutil.copytree(built, copy)
-        for label, name in pages(root):
+        for label, name in pages(root, built):
             if only and label != only:
                 continue
             path = os.path.join(copy, name)
