@@ -55,7 +55,10 @@
 #define CM_REJECT_PRIVATE_DATA_MAX 148
 
 #define GREETING_MAGIC 0x52455847u /* "REXG": easy to spot in a packet dump */
+/* The version this build speaks; 01-connect-client-v2 is built with 2 (-D). */
+#ifndef GREETING_VERSION
 #define GREETING_VERSION 1
+#endif
 #define GREETING_WIRE_SIZE 32 /* bytes on the wire */
 #define GREETING_TEXT_SIZE 24 /* bytes of text on the wire, NUL included */
 #define GREETING_TEXT_MAX (GREETING_TEXT_SIZE - 1) /* printable characters */
