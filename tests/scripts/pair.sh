@@ -83,6 +83,16 @@ order)
 	expect_rc 0
 	expect_output "x: listening" "client: one" "server: two" "client: three" "server: four"
 	;;
+times)
+	# --times: every line, the programs' and pair's own, starts with the
+	# seconds since the server was started; the client's line, 1 s after
+	# the server's, says so.
+	run --times 'echo "x: listening"; sleep 1; echo "server: late"' 'echo "client: early"; sleep 1; echo "client: done"'
+	expect_rc 0
+	expect_line '\[  0\.[0-9]{3}\] x: listening'
+	expect_line '\[  [12]\.[0-9]{3}\] client: done'
+	expect_no_line '^[^[]'
+	;;
 stops_server)
 	run 'echo "x: listening"; exec sleep 600' 'echo "client: done"'
 	expect_rc 0

@@ -27,7 +27,7 @@ expect() {
 	fi
 }
 
-for script in lab pair tour check doctor vagrant-check wire-trace wire-fault; do
+for script in lab pair tour check doctor vagrant-check wire-trace wire-fault exercise; do
 	for flag in -h --help; do
 		expect 0 "^scripts/$script: " "$script" "$flag"
 	done
@@ -69,6 +69,11 @@ expect 2 "unknown option '--frobnicate'" vagrant-check --frobnicate
 expect 2 "--timeout wants whole seconds" vagrant-check --timeout soon
 expect 2 "unknown option '--frobnicate'" tour --frobnicate
 expect 2 "takes no arguments" check --frobnicate
+expect 2 "unknown command 'frobnicate'" exercise frobnicate
+expect 2 "which exercise\\?" exercise check
+expect 2 "no exercise 'nope'" exercise hint nope
+expect 2 "unknown option '--frobnicate'" exercise list --frobnicate
+expect 2 "one exercise at a time" exercise check 01-disconnect 01-padding
 
 [ "$failed" -eq 0 ] && echo PASS
 exit "$failed"

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# exercises/lib.sh: what every exercise's check.sh uses. Sourced by
+# exercises/run.sh, never run by itself.
+#
+# A check.sh defines two functions:
+#   ex_run    runs the learner's programs where RDMA works (in the lab VM
+#             when this machine has none), each run through ex_pair, whose
+#             output it keeps in EX_OUT;
+#   ex_judge  runs where the learner is: reads those outputs, says what
+#             passed ("ok") and what did not ("not yet", with what to do),
+#             and asks the page's questions (ex_number, ex_choice).
+# The environment they find:
+#   EX_ID   the exercise (01-disconnect)     EX_DIR  its folder
+#   EX_BIN  the programs to check (build/bin, or a solution's bin)
+#   EX_OUT  a folder for this check's outputs   EX_ROOT the repository
+#   EX_PORT a port for this exercise's servers
+#   RDMA_LAB_ADDR (ex_run only): the address of the RDMA device
+#   EX_ANSWERS: the answers, ";"-separated, in the order the questions come
+#     (scripts/exercise check --answer; the suite's proofs); without it a
+#     question is read from the terminal, and fails where there is none.
+
+# shellcheck disable=SC2034 # read by exercises/run.sh
+ex_failed=0
+
+# ex_prog NAME: the path of program or unit test NAME: in EX_BIN, or, for a
+# build tree's unit tests, in EX_BIN/../tests.
+ex_prog() {
+	if [ -x "$EX_BIN/$1" ]; then echo "$EX_BIN/$1"; else echo "$EX_BIN/../tests/$1"; fi
+}
+
+# ex_command NAME COMMAND...: run COMMAND (a program: ex_prog finds it),
+# output kept in EX_OUT/NAME.out and shown, exit status in EX_OUT/NAME.exit.
+ex_command() {
+	local name=$1
+	shift
+	echo "--- $name: $*"
+	"$@" >"$EX_OUT/$name.out" 2>&1
+	echo $? >"$EX_OUT/$name.exit"
+	sed 's/^/  | /' "$EX_OUT/$name.out"
+}
+
+# ex_pair NAME [--stop] [--timeout S] 'SERVER' 'CLIENT': run the pair with
+# scripts/pair --times (every line stamped with the seconds since the
+# server's start), shown as it runs and kept in EX_OUT/NAME.out; its exit
+# status in EX_OUT/NAME.exit. In the commands @BIN@ is EX_BIN, @ADDR@ the
+# RDMA address and @PORT@ EX_PORT.
+ex_pair() {
+	local name=$1 args=() cmd
+	shift
+	while [ $# -gt 2 ]; do
+		args+=("$1")
+		shift
+	done
+	local sub=("$1" "$2") i
+	for i in 0 1; do
+		cmd=${sub[$i]//@BIN@/$EX_BIN}
+		cmd=${cmd//@ADDR@/$RDMA_LAB_ADDR}
+		sub[i]=${cmd//@PORT@/$EX_PORT}
+	done
+	echo "--- $name: ${sub[1]}"
+	"$EX_ROOT/scripts/pair" --times "${args[@]}" -- "${sub[0]}" "${sub[1]}" >"$EX_OUT/$name.out" 2>&1
+	echo $? >"$EX_OUT/$name.exit"
+	sed 's/^/  | /' "$EX_OUT/$name.out"
+}
+
+# ex_exit NAME: the exit status of run NAME ("" when it did not run).
+ex_exit() { cat "$EX_OUT/$1.exit" 2>/dev/null; }
+
+# ex_has NAME REGEX: whether a line of run NAME (without its stamp) matches.
+ex_has() { sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | grep -Eq -- "$2"; }
+
+# ex_count NAME REGEX: how many lines of run NAME match.
+ex_count() { sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | grep -Ec -- "$2"; }
+
+# ex_at NAME REGEX: the stamp (seconds) of the first line of run NAME that
+# matches REGEX; nothing when none does.
+ex_at() {
+	awk -v re="$2" '{ s = $0; sub(/^\[ *[0-9.]*\] /, "", s) }
+		s ~ re { t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t); print t; exit }' \
+		"$EX_OUT/$1.out" 2>/dev/null
+}
+
+# ex_since NAME FROM_REGEX TO_REGEX: seconds between two lines' stamps,
+# with two decimals; nothing when either line is missing.
+ex_since() {
+	local a b
+	a=$(ex_at "$1" "$2")
+	b=$(ex_at "$1" "$3")
+	[ -n "$a" ] && [ -n "$b" ] || return 0
+	awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
+# ex_ok TEXT / ex_not_yet TEXT [HOW]: a verdict line; "not yet" marks the
+# check failed, and HOW (optional) says what to do about it.
+ex_ok() { echo "  ok: $1"; }
+ex_not_yet() {
+	echo "  not yet: $1"
+	[ -z "${2:-}" ] || echo "           $2"
+	ex_failed=1
+}
+
+# ex_all_ok: whether nothing was "not yet" so far (questions come after).
+ex_all_ok() { [ "$ex_failed" = 0 ]; }
+
+# ex_expect NAME REGEX WHAT [HOW]: ok when run NAME printed a line matching
+# REGEX (WHAT says what that shows), else not yet.
+ex_expect() {
+	if ex_has "$1" "$2"; then ex_ok "$3"; else ex_not_yet "$3" "${4:-}"; fi
+}
+
+# Answers come from EX_ANSWERS, one per question, or from the terminal.
+ex_answer_index=0
+ex_read_answer() { # ex_read_answer PROMPT: sets "answer"
+	if [ -n "${EX_ANSWERS:-}" ]; then
+		local all
+		IFS=';' read -ra all <<<"$EX_ANSWERS"
+		answer=${all[$ex_answer_index]:-}
+		ex_answer_index=$((ex_answer_index + 1))
+		echo "$1 $answer"
+	elif [ -t 0 ]; then
+		read -r -p "$1 " answer || answer=""
+	else
+		answer=""
+		echo "$1 (no answer: run the check in a terminal, or give --answer)"
+	fi
+}
+
+# ex_number QUESTION LOW HIGH EXPLANATION: a number between LOW and HIGH
+# is right. The explanation is printed either way.
+ex_number() {
+	echo
+	echo "  question: $1"
+	ex_read_answer "  your answer (a number):"
+	if [[ "$answer" =~ ^[0-9]+([.][0-9]+)?$ ]] &&
+		awk -v x="$answer" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; then
+		ex_ok "$answer is right (between $2 and $3)"
+	else
+		ex_not_yet "'$answer' is not it: look at the stamps of the lines above"
+	fi
+	echo "$4" | fold -s -w 76 | sed 's/^/  /'
+}
+
+# ex_choice QUESTION RIGHT EXPLANATION CHOICE...: one letter, a, b, c...,
+# for the choices in order; RIGHT is the right letter.
+ex_choice() {
+	local q=$1 right=$2 why=$3 letter=a c
+	shift 3
+	echo
+	echo "  question: $q"
+	for c in "$@"; do
+		echo "    $letter) $c" | fold -s -w 76 | sed '2,$s/^/       /'
+		letter=$(echo "$letter" | tr 'a-y' 'b-z')
+	done
+	ex_read_answer "  your answer (a letter):"
+	if [ "$(echo "$answer" | tr '[:upper:]' '[:lower:]')" = "$right" ]; then
+		ex_ok "$right is right"
+	else
+		ex_not_yet "'$answer' is not it"
+	fi
+	echo "$why" | fold -s -w 76 | sed 's/^/  /'
+}
