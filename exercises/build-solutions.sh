@@ -31,10 +31,14 @@ if [ ${#ids[@]} -eq 0 ]; then
 fi
 
 # The sources as they are now (a learner's edits or not: the copy is taken
-# from the files, not from git), without build trees or the VCS.
+# from the files, not from git), without build trees or the VCS. Every file
+# copied gets the time of the copy (tar -m), newer than any object built
+# before: an object left from an earlier run, when a patch had changed its
+# source, must not pass for the unpatched one (a test saw 01-padding's
+# wire.c in 01-disconnect's programs).
 mkdir -p "$src"
 (cd "$root" && tar --exclude='./build*' --exclude=./.git --exclude=./.cache \
-	--exclude=./.vagrant -cf - .) | (cd "$src" && tar -xf -)
+	--exclude=./.vagrant -cf - .) | (cd "$src" && tar -xmf -)
 flags=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 werror=$(sed -n 's/^REX_WERROR:BOOL=//p' "$build/CMakeCache.txt")
 cmake -S "$src" -B "$tree" -DCMAKE_BUILD_TYPE="${flags:-}" -DREX_WERROR="${werror:-OFF}" >/dev/null
