@@ -15,8 +15,9 @@ It fails, naming the page and the element, when
   - a page is taller than HEIGHT_PX (about six screens of 765 px, the
     lesson a reader takes in one sitting, and each subpage that goes
     deeper). The reference pages (REFERENCE: read by looking one thing up)
-    are exempt, and so are the pages of whole files that the snippets'
-    captions link to (docs/listings.py: "sources" and src_*), which are
+    are exempt, and so are the pages docs/listings.py writes (the whole
+    files the snippets' captions link to, "sources" and src_*, and the
+    exercises' hints and solutions, "exercises" and ex_*), which are
     checked for width only.
 --report prints each page's height, screens, words and widest element and
 passes. Exit: 0 pass, 1 a page fails, 2 bad arguments or no browser or page.
@@ -89,8 +90,9 @@ def pages(root, built):
                 if m:
                     found.append((m.group(1), m.group(1) + '.html'))
                     break
-    for name in ['sources.html'] + sorted(os.path.basename(p) for p in
-                                          glob.glob(os.path.join(built, 'src_*.html'))):
+    listed = [os.path.basename(p) for pattern in ('src_*.html', 'ex_*.html')
+              for p in glob.glob(os.path.join(built, pattern))]
+    for name in ['sources.html', 'exercises.html'] + sorted(listed):
         found.append((name[:-len('.html')], name))
     return found
 
@@ -124,7 +126,7 @@ def check(label, fig):
     for w in fig['wide']:
         problems.append(f'{w["tag"]} wider than the {fig["column"]} px column by '
                         f'{w["hidden"]} px: "{w["text"]}"')
-    if label in REFERENCE or label == 'sources' or label.startswith('src_'):
+    if label in REFERENCE or label in ('sources', 'exercises') or label.startswith(('src_', 'ex_')):
         return problems
     if fig['height'] > HEIGHT_PX:
         problems.append(f'{fig["height"]} px tall, over the {HEIGHT_PX} px budget '

@@ -53,7 +53,7 @@ def write_pages(root, out):
                 users[path].append(label)
     # The chapters' files first, in chapter order, then the helpers.
     files = sorted(users, key=lambda p: (p.startswith('common/'), p))
-    text = ['\\page sources Every file, whole', '',
+    text = ['# Every file, whole {#sources}', '',
             'Each file a snippet on these pages quotes, entire, with line numbers. The',
             'caption of every snippet links here, to the line where the snippet starts.',
             'The chapters\' files first, then the helpers of `common/` (their contracts,',
@@ -93,10 +93,10 @@ def exercise_pages(root):
         kind = fields.get('KIND', '')
         index.append(f'- \\subpage {label} ({fields.get("WHERE", "")}, {kind})')
         text += ['', f'\\page {label} {ex}: {fields.get("TITLE", ex)}', '',
-                 f'{fields.get("WHERE", "")}: an exercise of the kind *{kind}*. Check it with',
+                 f'Exercise {fields.get("WHERE", "")}, a *{kind}* exercise. Check it with',
                  f'`scripts/exercise check {ex}` (in a terminal: it asks the page\'s questions).', '',
-                 '## The hint', '', f'\\include{{doc}} {rel}/hint.md', '',
-                 '## The reference solution', '',
+                 '**The hint.**', '', f'\\include{{doc}} {rel}/hint.md', '',
+                 '**The reference solution.**', '',
                  'Try the exercise first: the check says what is missing. The patch that the',
                  f'suite proves the check with (`{rel}/solution.patch`):', '',
                  f'\\verbinclude {rel}/solution.patch']
