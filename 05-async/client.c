@@ -357,6 +357,7 @@ static void report_setup(struct client *cl)
 
 static void report(struct client *cl)
 {
+	uint64_t rounds, idle;
 	uint64_t total = 0;
 	size_t n = 0;
 	double elapsed;
@@ -384,6 +385,10 @@ static void report(struct client *cl)
 		       cl->rtt_us[n - 1]);
 	}
 	report_setup(cl);
+	rex_loop_rounds(cl->loop, &rounds, &idle);
+	rex_debug(cl->opts.verbose, "client",
+	          "the loop ran %" PRIu64 " rounds, %" PRIu64 " of them with nothing ready", rounds,
+	          idle);
 	printf("client: done: %u connection%s, %u failed\n", cl->opts.qps,
 	       cl->opts.qps == 1 ? "" : "s", cl->failed);
 }

@@ -54,6 +54,8 @@ struct rex_loop {
 	struct rex_loop_task *tasks, *tasks_tail;
 	uint64_t now_ns;
 	unsigned timer_pass; /* counts the passes of timers_due() */
+	uint64_t rounds;     /* rex_loop_rounds() */
+	uint64_t idle_rounds;
 	bool stop;
 };
 
@@ -474,6 +476,9 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 		}
 		n = 0;
 	}
+	loop->rounds++;
+	if (n == 0)
+		loop->idle_rounds++;
 	loop->now_ns = clock_ns();
 	for (i = 0; i < n; i++) {
 		struct watch *w = events[i].data.ptr;
@@ -520,6 +525,12 @@ void rex_loop_stop(struct rex_loop *loop)
 int rex_loop_fd(const struct rex_loop *loop)
 {
 	return loop->epfd;
+}
+
+void rex_loop_rounds(const struct rex_loop *loop, uint64_t *rounds, uint64_t *idle)
+{
+	*rounds = loop->rounds;
+	*idle = loop->idle_rounds;
 }
 
 bool rex_loop_has_tasks(const struct rex_loop *loop)

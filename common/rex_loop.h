@@ -292,6 +292,18 @@ void rex_loop_stop(struct rex_loop *loop);
  */
 int rex_loop_fd(const struct rex_loop *loop);
 
+/**
+ * \brief How many rounds the loop ran, and how many of them found nothing
+ *        ready (an epoll_wait() that returned 0: a timeout of 0 with nothing
+ *        to do, or a signal). A loop that sleeps has almost no idle rounds;
+ *        one that spins (rex_loop_run_once(loop, 0) over and over) has many
+ *        for each one that did work.
+ * \param loop    the loop.
+ * \param rounds  set to the rounds run since rex_loop_create().
+ * \param idle    set to those of them that found nothing ready.
+ */
+void rex_loop_rounds(const struct rex_loop *loop, uint64_t *rounds, uint64_t *idle);
+
 /** \brief Tasks are queued: run a round soon (see rex_loop_fd()). */
 bool rex_loop_has_tasks(const struct rex_loop *loop);
 
