@@ -476,9 +476,6 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 		}
 		n = 0;
 	}
-	loop->rounds++;
-	if (n == 0)
-		loop->idle_rounds++;
 	loop->now_ns = clock_ns();
 	for (i = 0; i < n; i++) {
 		struct watch *w = events[i].data.ptr;
@@ -497,6 +494,9 @@ int rex_loop_run_once(struct rex_loop *loop, int timeout_ms)
 	/* Work the callbacks deferred, such as releasing a connection. */
 	run_tasks(loop);
 	/* [round] */
+	loop->rounds++;
+	if (n == 0)
+		loop->idle_rounds++;
 	free_watches(loop->dead);
 	loop->dead = NULL;
 	return n;
