@@ -164,7 +164,7 @@ bad_usage)
 	done
 	run --help
 	expect_rc 0
-	expect_line "  scripts/pair \[--timeout SECONDS\] \[--stop\] 'SERVER COMMAND' 'CLIENT COMMAND'"
+	expect_line "  scripts/pair \[--timeout SECONDS\] \[--stop\] \[--times\] 'SERVER COMMAND' 'CLIENT COMMAND'"
 	;;
 *)
 	echo "no case '$case_name'"
