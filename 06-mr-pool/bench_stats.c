@@ -142,7 +142,9 @@ void bench_csv_row(FILE *f, const struct bench_row *r)
 	fprintf(f, "%s,%s,%" PRIu64 ",%" PRIu64 ",%u,%u,", bench_op_name(r->op),
 	        bench_mode_name(r->mode), r->bytes, r->iterations, r->qps, r->depth);
 	if (r->mode == BENCH_MODE_BW)
-		fprintf(f, "%.3f,%.3f,%.6f,,,,,,,,", r->bw_peak_mib_s, r->bw_avg_mib_s,
+		/* Significant digits, not the table's decimals: a slow run's
+		 * 0.0003 MiB/s must not read as 0. */
+		fprintf(f, "%.6g,%.6g,%.6f,,,,,,,,", r->bw_peak_mib_s, r->bw_avg_mib_s,
 		        r->msg_rate_mpps);
 	else
 		fprintf(f, ",,,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,", r->lat.min, r->lat.max,
@@ -177,7 +179,7 @@ int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_ro
 		        i ? "," : "", r->bytes, r->iterations);
 		if (r->mode == BENCH_MODE_BW)
 			fprintf(f,
-			        "\"bw_peak_mib_s\": %.3f, \"bw_avg_mib_s\": %.3f, "
+			        "\"bw_peak_mib_s\": %.6g, \"bw_avg_mib_s\": %.6g, "
 			        "\"msg_rate_mpps\": %.6f, ",
 			        r->bw_peak_mib_s, r->bw_avg_mib_s, r->msg_rate_mpps);
 		else
@@ -211,7 +213,7 @@ int bench_json_write(FILE *f, const struct bench_run *run, const struct bench_ro
 			for (q = 0; q < r->qps; q++)
 				fprintf(f,
 				        "%s{\"qp\": %u, \"iterations\": %" PRIu64
-				        ", \"seconds\": %.6f, \"bw_avg_mib_s\": %.3f}",
+				        ", \"seconds\": %.6f, \"bw_avg_mib_s\": %.6g}",
 				        q ? ", " : "", q, r->per_qp[q].iterations,
 				        r->per_qp[q].seconds, r->per_qp[q].bw_avg_mib_s);
 			fprintf(f, "], ");

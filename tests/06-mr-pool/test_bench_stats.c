@@ -143,7 +143,7 @@ int main(void)
 
 	/* CSV: 22 fields, the other mode's empty, an unknown server CPU too. */
 	line = render(bench_csv_row, &bw);
-	CHECK_STR_EQ(line, "write,bw,65536,5000,1,128,70.500,68.250,0.001092,,,,,,,,1.500000,"
+	CHECK_STR_EQ(line, "write,bw,65536,5000,1,128,70.5,68.25,0.001092,,,,,,,,1.500000,"
 	                   "0.250000,4.600000,true,0.500000,0.125000\n");
 	line = render(bench_csv_row, &lr);
 	CHECK_STR_EQ(line, "read,lat,2,1000,1,1,,,,11.500,40.000,12.250,12.500,0.750,20.000,"
@@ -158,12 +158,11 @@ int main(void)
 	                   "\"2026-01-01T00:00:00Z\", \"device\": \"rxe0\", \"op\": \"write\", "
 	                   "\"mode\": \"bw\", \"qps\": 1, \"depth\": 128, \"signal_every\": 100, "
 	                   "\"inline\": 0, \"polling\": \"busy\", \"results\": [");
-	CHECK_STR_CONTAINS(doc,
-	                   "{\"bytes\": 65536, \"iterations\": 5000, \"bw_peak_mib_s\": 70.500, "
-	                   "\"bw_avg_mib_s\": 68.250, \"msg_rate_mpps\": 0.001092, "
-	                   "\"cpu_user_s\": 1.500000, \"cpu_sys_s\": 0.250000, "
-	                   "\"srv_cpu_user_s\": 0.500000, \"srv_cpu_sys_s\": 0.125000, "
-	                   "\"seconds\": 4.600000, \"verified\": true}");
+	CHECK_STR_CONTAINS(doc, "{\"bytes\": 65536, \"iterations\": 5000, \"bw_peak_mib_s\": 70.5, "
+	                        "\"bw_avg_mib_s\": 68.25, \"msg_rate_mpps\": 0.001092, "
+	                        "\"cpu_user_s\": 1.500000, \"cpu_sys_s\": 0.250000, "
+	                        "\"srv_cpu_user_s\": 0.500000, \"srv_cpu_sys_s\": 0.125000, "
+	                        "\"seconds\": 4.600000, \"verified\": true}");
 	CHECK_STR_CONTAINS(doc, "\n]}\n");
 
 	/* JSON with per-QP figures, and a latency row with its histogram
@@ -176,7 +175,15 @@ int main(void)
 	CHECK_STR_CONTAINS(doc, "\"per_qp\": [{\"qp\": 0, \"iterations\": 900, \"seconds\": "
 	                        "2.000000, \"bw_avg_mib_s\": 28.125}, {\"qp\": 1, ");
 	CHECK_STR_CONTAINS(doc, "{\"qp\": 2, \"iterations\": 1000, \"seconds\": 1.900000, "
-	                        "\"bw_avg_mib_s\": 32.500}], \"seconds\"");
+	                        "\"bw_avg_mib_s\": 32.5}], \"seconds\"");
+	/* A stalled run's figure (4 bytes x 200 in 2.3 s) keeps its digits: at
+	 * three decimals it read as 0, and "more than 0" failed. */
+	qps[1].bw_avg_mib_s = 0.000331;
+	f = fmemopen(doc, sizeof(doc), "w");
+	CHECK_INT_EQ(bench_json_write(f, &run, &bw, 1), 0);
+	fclose(f);
+	CHECK_STR_CONTAINS(doc, "\"seconds\": 2.000000, \"bw_avg_mib_s\": 0.000331}");
+	qps[1].bw_avg_mib_s = 31.25;
 	mp_hist_add(hist, 23000);
 	mp_hist_add(hist, 23000);
 	mp_hist_add(hist, 100);
