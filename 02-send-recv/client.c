@@ -583,6 +583,8 @@ int main(int argc, char **argv)
 	if (ping_pong(&c))
 		goto out_disconnect;
 	report_rtt(&c);
+	rex_debug(c.opts.verbose, "client", "slept on the completion channel %lu times",
+	          rex_cq_sleeps());
 	if (say_bye(&c))
 		goto out_disconnect;
 	status = REX_EXIT_OK;

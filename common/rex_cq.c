@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,9 @@ int rex_cq_wait(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_
 	return rex_cq_wait_watch(channel, cq, wc, max, timeout_ms, -1);
 }
 
+/* Sleeps on a completion channel in this process (rex_cq_sleeps()). */
+static atomic_ulong sleeps;
+
 /* Move 4: sleep on the channel, then take the event and acknowledge it
  * right away: ibv_destroy_cq() waits until every event it raised has been
  * acknowledged. 0, or what wait_readable() returns. */
@@ -75,6 +79,7 @@ static int sleep_for_event(struct ibv_comp_channel *channel, int timeout_ms, int
 
 	if (ret)
 		return ret;
+	atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
 	if (ibv_get_cq_event(channel, &event_cq, &event_context)) {
 		ret = -errno;
 		rex_report_errno("ibv_get_cq_event", errno);
@@ -82,6 +87,11 @@ static int sleep_for_event(struct ibv_comp_channel *channel, int timeout_ms, int
 	}
 	ibv_ack_cq_events(event_cq, 1);
 	return 0;
+}
+
+unsigned long rex_cq_sleeps(void)
+{
+	return atomic_load_explicit(&sleeps, memory_order_relaxed);
 }
 
 int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struct ibv_wc *wc,

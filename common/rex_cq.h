@@ -64,6 +64,15 @@ int rex_cq_wait_watch(struct ibv_comp_channel *channel, struct ibv_cq *cq, struc
                       int max, int timeout_ms, int watch_fd);
 
 /**
+ * \brief How many times rex_cq_wait() and rex_cq_wait_watch() slept on a
+ *        completion channel and were woken by an event, in this process
+ *        since it started: one a wait when completions come one at a time,
+ *        none for a program that polls. For a program's report (02's client
+ *        prints it with -v).
+ */
+unsigned long rex_cq_sleeps(void);
+
+/**
  * \brief After the QP is in the error state, take the completions of the
  *        \p outstanding work requests still posted on it, discarding them.
  *
