@@ -72,15 +72,18 @@ def write_pages(root, out):
 
 def exercise_pages(root):
     """A page per exercise: what it is, its hint, its reference solution."""
-    confs = sorted(glob.glob(os.path.join(root, 'exercises', '*', 'exercise.conf')))
+    confs = [(page_order(conf), conf) for conf in
+             glob.glob(os.path.join(root, 'exercises', '*', 'exercise.conf'))]
+    confs = [conf for _, conf in sorted(confs)]
     if not confs:
         return []
     index = ['', '\\page exercises The exercises, checked', '',
              'Each chapter\'s exercises, with what `scripts/exercise` checks: a *build*',
              'exercise is checked by what the changed program does, an *observe* one by',
-             'the break being in place and the answers to the page\'s questions (the main',
-             'page says how it works). Each page here has the hint, then the reference',
-             'solution.', '']
+             'the break being in place and the answers to the page\'s questions, a *measure*',
+             'one (nothing to change: the programs run with the page\'s options) by the',
+             'answers to its questions (the main page says how it works). In the order of',
+             'the pages; each page here has the hint, then the reference solution.', '']
     text = []
     for conf in confs:
         folder = os.path.dirname(conf)
@@ -95,12 +98,28 @@ def exercise_pages(root):
         text += ['', f'\\page {label} {ex}: {fields.get("TITLE", ex)}', '',
                  f'Exercise {fields.get("WHERE", "")}, a *{kind}* exercise. Check it with',
                  f'`scripts/exercise check {ex}` (in a terminal: it asks the page\'s questions).', '',
-                 '**The hint.**', '', f'\\include{{doc}} {rel}/hint.md', '',
-                 '**The reference solution.**', '',
-                 'Try the exercise first: the check says what is missing. The patch that the',
-                 f'suite proves the check with (`{rel}/solution.patch`):', '',
-                 f'\\verbinclude {rel}/solution.patch']
+                 '**The hint.**', '', f'\\include{{doc}} {rel}/hint.md', '']
+        if kind == 'measure':
+            text += ['**The answers.**', '',
+                     'Try the exercise first: the check asks the questions and explains its',
+                     f'answers. They are (`{rel}/solution.md`):', '',
+                     f'\\include{{doc}} {rel}/solution.md']
+        else:
+            text += ['**The reference solution.**', '',
+                     'Try the exercise first: the check says what is missing. The patch that',
+                     f'the suite proves the check with (`{rel}/solution.patch`):', '',
+                     f'\\verbinclude {rel}/solution.patch']
     return index + text
+
+
+def page_order(conf):
+    """Where an exercise is, as (chapter, part, number), from WHERE in its
+    exercise.conf: "02-send-recv #1" is (2, 1, 1), "02 part 2 #1" (2, 2, 1)."""
+    with open(conf, encoding='utf-8') as f:
+        m = re.search(r'^WHERE="(\d+)\S*(?: part (\d+))? #(\d+)"', f.read(), re.M)
+    if not m:
+        raise SystemExit(f'{conf}: WHERE is not "NN-page #N" or "NN part P #N"')
+    return (int(m[1]), int(m[2] or 1), int(m[3]))
 
 
 def rewrite_links(root, html):

@@ -47,9 +47,10 @@ status=0
 for id in "${ids[@]}"; do
 	dir=$here/$id
 	[ -f "$dir/exercise.conf" ] || { echo "build-solutions: no exercise '$id'" >&2; exit 2; }
-	TARGETS=""
+	TARGETS="" KIND=""
 	# shellcheck source=/dev/null
 	. "$dir/exercise.conf"
+	[ "$KIND" != measure ] || continue # it changes no code: nothing to build
 	if ! patch -s -d "$src" -p1 --dry-run <"$dir/solution.patch" >/dev/null; then
 		echo "build-solutions: $id: solution.patch does not apply to the sources" >&2
 		status=1

@@ -30,22 +30,27 @@ ex_prog() {
 	if [ -x "$EX_BIN/$1" ]; then echo "$EX_BIN/$1"; else echo "$EX_BIN/../tests/$1"; fi
 }
 
-# ex_command NAME COMMAND...: run COMMAND (a program: ex_prog finds it),
-# output kept in EX_OUT/NAME.out and shown, exit status in EX_OUT/NAME.exit.
-ex_command() {
+# ex_keep NAME COMMAND...: run COMMAND, its output kept in EX_OUT/NAME.out
+# and shown once it has ended, its exit status in EX_OUT/NAME.exit.
+ex_keep() {
 	local name=$1
 	shift
-	echo "--- $name: $*"
 	"$@" >"$EX_OUT/$name.out" 2>&1
 	echo $? >"$EX_OUT/$name.exit"
 	sed 's/^/  | /' "$EX_OUT/$name.out"
 }
 
+# ex_command NAME COMMAND...: run COMMAND (a program: ex_prog finds it) as
+# ex_keep does, after a line naming it.
+ex_command() {
+	echo "--- $1: ${*:2}"
+	ex_keep "$@"
+}
+
 # ex_pair NAME [--stop] [--timeout S] 'SERVER' 'CLIENT': run the pair with
 # scripts/pair --times (every line stamped with the seconds since the
-# server's start), shown as it runs and kept in EX_OUT/NAME.out; its exit
-# status in EX_OUT/NAME.exit. In the commands @BIN@ is EX_BIN, @ADDR@ the
-# RDMA address and @PORT@ EX_PORT.
+# server's start), kept as ex_keep does. In the commands @BIN@ is EX_BIN,
+# @ADDR@ the RDMA address and @PORT@ EX_PORT.
 ex_pair() {
 	local name=$1 args=() cmd
 	shift
@@ -60,9 +65,7 @@ ex_pair() {
 		sub[i]=${cmd//@PORT@/$EX_PORT}
 	done
 	echo "--- $name: ${sub[1]}"
-	"$EX_ROOT/scripts/pair" --times "${args[@]}" -- "${sub[0]}" "${sub[1]}" >"$EX_OUT/$name.out" 2>&1
-	echo $? >"$EX_OUT/$name.exit"
-	sed 's/^/  | /' "$EX_OUT/$name.out"
+	ex_keep "$name" "$EX_ROOT/scripts/pair" --times "${args[@]}" -- "${sub[0]}" "${sub[1]}"
 }
 
 # ex_exit NAME: the exit status of run NAME ("" when it did not run).
@@ -90,6 +93,27 @@ ex_since() {
 	b=$(ex_at "$1" "$3")
 	[ -n "$a" ] && [ -n "$b" ] || return 0
 	awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
+# ex_value NAME REGEX: the first group of REGEX (extended) in the first line
+# of run NAME that matches it; nothing when none does.
+ex_value() { sed -En "s/.*$2.*/\1/p" "$EX_OUT/$1.out" 2>/dev/null | head -1; }
+
+# ex_row NAME FIRST: the first line of run NAME (without its stamp) whose
+# first field is FIRST, as it is: a row of a program's table (06's "64 5000
+# ..."), for read -ra.
+ex_row() {
+	sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | awk -v f="$2" '$1 == f { print; exit }'
+}
+
+# ex_need VAR NAME REGEX WHAT: sets VAR to ex_value NAME REGEX; when run
+# NAME printed no such line, says "not yet" naming WHAT as missing and
+# returns 1.
+ex_need() {
+	printf -v "$1" '%s' "$(ex_value "$2" "$3")"
+	[ -n "${!1}" ] && return 0
+	ex_not_yet "$4 is missing from the output (did the program run to the end?)"
+	return 1
 }
 
 # ex_ok TEXT / ex_not_yet TEXT [HOW]: a verdict line; "not yet" marks the

@@ -15,11 +15,8 @@ ex_run() {
 ex_judge() {
 	ex_expect poll '^client: 3000 echoes of 64 bytes intact in ' "3000 echoes came back intact"
 	local sleeps
-	sleeps=$(sed -n 's/.*client: debug: slept on the completion channel \([0-9]*\) times.*/\1/p' "$EX_OUT/poll.out")
-	if [ -z "$sleeps" ]; then
-		ex_not_yet "the client's -v line about its sleeps is missing (did it run to the end?)"
-		return
-	fi
+	ex_need sleeps poll 'client: debug: slept on the completion channel ([0-9]+) times' \
+		"the client's -v line about its sleeps" || return
 	echo "  (the client slept on its completion channel $sleeps times; $(sed -n 's/.*client cpu: //p' "$EX_OUT/poll.out"))"
 	if [ "$sleeps" -le 30 ]; then
 		ex_ok "the client slept $sleeps times for 3000 round trips: it polls"

@@ -13,11 +13,9 @@ ex_run() {
 ex_judge() {
 	ex_expect spin '^client: done: 1 connection, 0 failed$' "the client's connection did its 2000 messages and closed"
 	local rounds idle
-	read -r rounds idle < <(sed -n 's/.*the loop ran \([0-9]*\) rounds, \([0-9]*\) of them with nothing ready.*/\1 \2/p' "$EX_OUT/spin.out")
-	if [ -z "$idle" ]; then
-		ex_not_yet "the client's -v line about its loop is missing (did it run to the end?)"
-		return
-	fi
+	ex_need rounds spin 'the loop ran ([0-9]+) rounds, [0-9]+ of them with nothing ready' \
+		"the client's -v line about its loop" || return
+	idle=$(ex_value spin 'the loop ran [0-9]+ rounds, ([0-9]+) of them with nothing ready')
 	echo "  (the client's loop ran $rounds rounds, $idle of them with nothing ready; $(sed -n 's/.*rusage: //p' "$EX_OUT/spin.out"))"
 	if [ "$idle" -ge 2000 ]; then
 		ex_ok "the loop found nothing ready $idle times for 2000 messages: it spins instead of sleeping"
