@@ -83,6 +83,7 @@ struct client {
 	uint8_t *msg;             /* a DATA being written: type byte and payload */
 	unsigned open, established, failed;
 	struct timespec start, all_established, first_send, last_echo;
+	struct rex_svc_conn_counts counts; /* every connection's, summed as each closes */
 	bool sending; /* first_send is set */
 	bool stopping;
 };
@@ -250,7 +251,12 @@ static void on_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
 	struct connection *cn = rex_svc_conn_user(c);
 	struct client *cl = cn->client;
+	struct rex_svc_conn_counts n;
 
+	rex_svc_conn_counts(c, &n);
+	cl->counts.sends += n.sends;
+	cl->counts.post_calls += n.post_calls;
+	cl->counts.completions += n.completions;
 	cn->failed = why != REX_SVC_DONE || cn->echoed < cl->opts.count || !cn->bye_answered;
 	if (why == REX_SVC_PEER_LEFT)
 		fprintf(stderr,
@@ -389,6 +395,10 @@ static void report(struct client *cl)
 	rex_debug(cl->opts.verbose, "client",
 	          "the loop ran %" PRIu64 " rounds, %" PRIu64 " of them with nothing ready", rounds,
 	          idle);
+	rex_debug(cl->opts.verbose, "client",
+	          "%" PRIu64 " sends posted in %" PRIu64 " ibv_post_send() calls; %" PRIu64
+	          " completions taken",
+	          cl->counts.sends, cl->counts.post_calls, cl->counts.completions);
 	printf("client: done: %u connection%s, %u failed\n", cl->opts.qps,
 	       cl->opts.qps == 1 ? "" : "s", cl->failed);
 }

@@ -207,7 +207,13 @@ static void qp_releasing(struct rex_svc_conn *c)
 static void qp_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 {
 	struct qp *q = rex_svc_conn_user(c);
+	struct rex_svc_conn_counts n;
 
+	rex_svc_conn_counts(c, &n);
+	rex_debug(q->cl->o.verbose, "client",
+	          "%s: %" PRIu64 " work requests posted in %" PRIu64
+	          " ibv_post_send() calls; %" PRIu64 " completions taken",
+	          rex_svc_conn_name(c), n.sends, n.post_calls, n.completions);
 	if (q->buf)
 		rex_pool_put(q->pool, q->buf);
 	q->buf = NULL;

@@ -287,6 +287,9 @@ struct rex_aconn {
 
 	uint64_t sq_posted;    /**< number of the last send posted */
 	uint64_t sq_done;      /**< every send up to this one has completed */
+	uint64_t post_wrs;     /**< sends posted by rex_aconn_post_send() */
+	uint64_t post_calls;   /**< its ibv_post_send() calls that posted them: a chain is one */
+	uint64_t cq_taken;     /**< completions taken from the CQ, sends and receives */
 	uint32_t recvs_posted; /**< receives posted and not completed (none with an SRQ) */
 	uint64_t active_ns;    /**< idle deadline: when completions were last known to have come */
 	bool heard;            /**< a completion was taken since the deadline last looked */

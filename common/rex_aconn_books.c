@@ -79,6 +79,8 @@ int rex_aconn_post_send(struct rex_aconn *c, struct ibv_send_wr *first)
 			c->sq_posted++;
 		return -ret;
 	}
+	c->post_wrs += n - c->sq_posted;
+	c->post_calls++;
 	c->sq_posted = n;
 	return 0;
 }
@@ -165,6 +167,7 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		return 0;
 	}
 	*taken = n;
+	c->cq_taken += (uint64_t)n;
 	c->heard = true; /* for the idle deadline, which reads the clock */
 	for (i = 0; i < n; i++) {
 		/* The books: a receive is one; a send's number covers every

@@ -453,15 +453,18 @@ enum rex_options_result rex_options_parse(const struct rex_options_spec *given, 
 
 void rex_debug(bool verbose, const char *who, const char *fmt, ...)
 {
+	char text[1024]; /* a longer line is cut */
 	va_list ap;
 
 	if (!verbose)
 		return;
-	fprintf(stderr, "%s: debug: ", who);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* One call, so one write() of the whole line: stderr has no buffer,
+	 * and a line written in pieces can be cut by another program's line
+	 * in the same pipe (scripts/pair runs a server and a client so). */
+	fprintf(stderr, "%s: debug: %s\n", who, text);
 }
 
 const char *rex_options_hint(const char *call, int err)

@@ -429,6 +429,16 @@ bool rex_svc_conn_open(const struct rex_svc_conn *c);
 /** \brief Scatter/gather entries per work request of \p c (0 before its QP exists). */
 uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c);
 
+/** \brief How a connection used its queues, for a program's debug lines. */
+struct rex_svc_conn_counts {
+	uint64_t sends;       /**< work requests posted: messages, the program's */
+	uint64_t post_calls;  /**< ibv_post_send() calls that posted them: a chain is one */
+	uint64_t completions; /**< completions taken from its CQ, sends and receives */
+};
+
+/** \brief The counts of \p c so far. */
+void rex_svc_conn_counts(const struct rex_svc_conn *c, struct rex_svc_conn_counts *out);
+
 /** \brief What the message layer did on a connection. */
 struct rex_svc_msg_stats {
 	uint64_t sent;        /**< messages posted */

@@ -204,6 +204,13 @@ uint32_t rex_svc_conn_max_sge(const struct rex_svc_conn *c)
 	return c->max_sge;
 }
 
+void rex_svc_conn_counts(const struct rex_svc_conn *c, struct rex_svc_conn_counts *out)
+{
+	out->sends = c->ac.post_wrs;
+	out->post_calls = c->ac.post_calls;
+	out->completions = c->ac.cq_taken;
+}
+
 void rex_svc_conn_peer_done(struct rex_svc_conn *c)
 {
 	c->peer_done = true;
