@@ -12,6 +12,11 @@
  *   --tamper done-length  a done message claiming one byte more than was
  *                         granted: the server must not read past its buffer
  *   --tamper done-short   a done message of 8 bytes
+ *   --tamper own-seed     writes the whole pattern of a seed of its own
+ *                         choosing and names that seed in "done": the data
+ *                         is intact for the seed it names; a server that
+ *                         chooses the seed itself must refuse it (exercise
+ *                         03-server-seed)
  *   --tamper vanish       writes the pattern, then exits at once: no done
  *                         message, no disconnect, as a killed client would.
  *                         The server must notice at once, not at a timeout.
@@ -47,10 +52,17 @@
 #define DAMAGED_BYTE 1000 /* --tamper damage flips this byte, if -s has it */
 #define WAIT_MS      10000
 
-enum tamper { TAMPER_DAMAGE, TAMPER_NOTHING, TAMPER_DONE_LENGTH, TAMPER_DONE_SHORT, TAMPER_VANISH };
+enum tamper {
+	TAMPER_DAMAGE,
+	TAMPER_NOTHING,
+	TAMPER_DONE_LENGTH,
+	TAMPER_DONE_SHORT,
+	TAMPER_OWN_SEED,
+	TAMPER_VANISH
+};
 
-static const char *const tamper_names[] = {"damage", "nothing", "done-length", "done-short",
-                                           "vanish"};
+static const char *const tamper_names[] = {"damage",     "nothing",  "done-length",
+                                           "done-short", "own-seed", "vanish"};
 
 struct options {
 	const char *addr;
@@ -63,7 +75,7 @@ static void usage(FILE *stream)
 {
 	fprintf(stream,
 	        "usage: %s -a ADDR [-p PORT] [-s SIZE] --tamper "
-	        "damage|nothing|done-length|done-short|vanish\n",
+	        "damage|nothing|done-length|done-short|own-seed|vanish\n",
 	        PROGRAM);
 }
 
@@ -179,7 +191,7 @@ int main(int argc, char **argv)
 		return REX_EXIT_FAILURE;
 	}
 	rw_pattern_fill(data, o.size, SEED);
-	if (o.size > DAMAGED_BYTE)
+	if (o.size > DAMAGED_BYTE && o.tamper != TAMPER_OWN_SEED)
 		data[DAMAGED_BYTE] ^= 0xff;
 
 	rex_conn_attr_default(&attr);
@@ -207,7 +219,7 @@ int main(int argc, char **argv)
 		goto out_disconnect;
 	}
 
-	if (o.tamper == TAMPER_DAMAGE || o.tamper == TAMPER_VANISH) {
+	if (o.tamper == TAMPER_DAMAGE || o.tamper == TAMPER_OWN_SEED || o.tamper == TAMPER_VANISH) {
 		struct ibv_sge sge = {
 		    .addr = (uintptr_t)data, .length = (uint32_t)o.size, .lkey = data_mr->lkey};
 		struct ibv_send_wr wr = {
@@ -219,7 +231,12 @@ int main(int argc, char **argv)
 		};
 		if (post_and_wait(conn, &wr, "tamper-client: RDMA WRITE"))
 			goto out_disconnect;
-		printf("%s: wrote the pattern with byte %d flipped\n", PROGRAM, DAMAGED_BYTE);
+		if (o.tamper == TAMPER_OWN_SEED)
+			printf("%s: wrote the whole pattern of seed 0x%08x, our own\n", PROGRAM,
+			       SEED);
+		else
+			printf("%s: wrote the pattern with byte %d flipped\n", PROGRAM,
+			       DAMAGED_BYTE);
 	}
 	if (o.tamper == TAMPER_VANISH) {
 		/* Like a crash: the kernel closes our CM id and the server's
