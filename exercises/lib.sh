@@ -106,6 +106,50 @@ ex_row() {
 	sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | awk -v f="$2" '$1 == f { print; exit }'
 }
 
+# ex_bench NAME OPTIONS: one run of 06's benchmark client, with OPTIONS and
+# -v, against a 06 server of its own (scripts/pair --stop).
+ex_bench() {
+	ex_pair "$1" --stop '@BIN@/06-mr-pool-server -B @ADDR@ -p @PORT@' \
+		"@BIN@/06-mr-pool-client -p @PORT@ -v $2 @ADDR@"
+}
+
+# ex_bench_bw SIZE NAME WHAT [NAME WHAT]...: a line on each bandwidth run
+# NAME (ex_bench), WHAT naming it: its MsgRate, client CPU, and the -v
+# line's work requests, ibv_post_send() calls and completions. Not yet
+# (status 1) for a run that printed no row for SIZE or no -v line.
+ex_bench_bw() {
+	local size=$1 f wrs calls wcs
+	shift
+	while [ $# -ge 2 ]; do
+		read -ra f < <(ex_row "$1" "$size")
+		wrs=$(ex_value "$1" 'debug: .*: ([0-9]+) work requests posted in')
+		calls=$(ex_value "$1" 'work requests posted in ([0-9]+) ibv_post_send')
+		wcs=$(ex_value "$1" 'calls; ([0-9]+) completions taken')
+		echo "  ($2: MsgRate ${f[4]:-?} Mpps, client CPU user ${f[5]:-?} s, sys ${f[6]:-?} s;" \
+			"${wrs:-?} work requests in ${calls:-?} ibv_post_send() calls, ${wcs:-?} completions)"
+		if [ -z "$wcs" ] || [ -z "${f[4]:-}" ]; then
+			ex_not_yet "the $2 run did not finish (its lines are above)"
+		fi
+		shift 2
+	done
+	ex_all_ok
+}
+
+# ex_fewer A B REGEX N WHAT: ok when run B's count (REGEX's group) is below
+# an Nth of run A's; else not yet (status 1), WHAT naming the count.
+ex_fewer() {
+	local a b
+	a=$(ex_value "$1" "$3")
+	b=$(ex_value "$2" "$3")
+	if [ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt $((a / $4)) ]; then
+		ex_ok "$5: $b with $2, against $a with $1"
+		return 0
+	fi
+	ex_not_yet "$5: ${b:-?} with $2, against ${a:-?} with $1: not below a ${4}th of it" \
+		"the programs are not as shipped? (scripts/exercise reset $EX_ID)"
+	return 1
+}
+
 # ex_need VAR NAME REGEX WHAT: sets VAR to ex_value NAME REGEX; when run
 # NAME printed no such line, says "not yet" naming WHAT as missing and
 # returns 1.

@@ -4,32 +4,14 @@
 # with -Q 1 (every work request signalled) and -Q 100, each with -v, whose
 # last line counts the completions the client took.
 
-bench() { # bench NAME FLAGS: one run of the client against a fresh server
-	ex_pair "$1" --stop '@BIN@/06-mr-pool-server -B @ADDR@ -p @PORT@' \
-		"@BIN@/06-mr-pool-client -p @PORT@ -v -o write -s 4K $2 @ADDR@"
-}
-
 ex_run() {
-	bench every '-Q 1'
-	bench few '-Q 100'
-}
-
-# show NAME WHAT: the run's MsgRate and CPU, and its count of completions.
-show() {
-	local f wrs wcs
-	read -ra f < <(ex_row "$1" 4096)
-	wrs=$(ex_value "$1" 'debug: .*: ([0-9]+) work requests posted in')
-	wcs=$(ex_value "$1" 'calls; ([0-9]+) completions taken')
-	echo "  ($2: MsgRate ${f[4]:-?} Mpps, client CPU user ${f[5]:-?} s, sys ${f[6]:-?} s;" \
-		"${wrs:-?} work requests, ${wcs:-?} completions taken)"
-	[ -n "$wcs" ] && [ -n "${f[4]:-}" ]
+	ex_bench Q1 '-o write -s 4K -Q 1'
+	ex_bench Q100 '-o write -s 4K -Q 100'
 }
 
 ex_judge() {
-	show every "-Q 1  " || ex_not_yet "the -Q 1 run did not finish (its lines are above)"
-	show few "-Q 100" || ex_not_yet "the -Q 100 run did not finish (its lines are above)"
-	ex_all_ok || return
-	ex_ok "both runs finished and counted their completions"
+	ex_bench_bw 4096 Q1 "-Q 1  " Q100 "-Q 100" || return
+	ex_fewer Q1 Q100 'calls; ([0-9]+) completions taken' 10 "completions taken" || return
 	ex_choice "Why must the last work request of a run always be signalled?" a \
 		"a: a send queue completes in order, so a signalled completion says that every work request before it is done as well. The run's last one is the last chance to hear that: unsignalled, the client would never learn that the tail of its run was done, could not stop the clock, and could not reuse (or free) the buffers those work requests read." \
 		"its completion is the only news that the work requests before it, unsignalled, are done too: without it the run's tail is never known to be done" \

@@ -3,14 +3,9 @@
 # A measure exercise: SEND latency at 8 bytes, busy-polling (the default)
 # and sleeping on the completion channel (-e).
 
-bench() { # bench NAME FLAGS: one run of the client against a fresh server
-	ex_pair "$1" --stop '@BIN@/06-mr-pool-server -B @ADDR@ -p @PORT@' \
-		"@BIN@/06-mr-pool-client -p @PORT@ -o send -m lat -s 8 $2 @ADDR@"
-}
-
 ex_run() {
-	bench spin ''
-	bench sleep '-e'
+	ex_bench spin '-o send -m lat -s 8'
+	ex_bench sleep '-o send -m lat -s 8 -e'
 }
 
 # show NAME WHAT: the run's typical latency, its 99th percentile and CPU.
