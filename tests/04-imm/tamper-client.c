@@ -30,7 +30,7 @@
  * Then it waits for the server to cut it off. Exit 0 when the server
  * disconnected it, 1 otherwise.
  *
- * Three more end the session themselves, as an honest client does, with a
+ * Four more end the session themselves, as an honest client does, with a
  * disconnect:
  *
  *   --tamper read             an RDMA READ of 8 bytes of the ring, which the
@@ -43,6 +43,12 @@
  *   --tamper after-done-later the same, but message 1 leaves 300 ms after the
  *                             "done" completed, while the server waits for our
  *                             disconnect
+ *   --tamper byte-len         message 0 into slot 0 by a plain WRITE, then a
+ *                             WRITE WITH IMM of its first 8 bytes only, whose
+ *                             immediate names the whole message, then "done":
+ *                             the slot holds message 0 intact, and only
+ *                             byte_len (8) gives the client away (exercise
+ *                             04-byte-len; the server as shipped takes it)
  *
  * Exit 0 when every work request of ours completed well (the server took it
  * all: only its verdict tells) and we disconnected, 1 otherwise.
@@ -84,10 +90,11 @@ enum tamper {
 	TAMPER_READ,
 	TAMPER_AFTER_DONE,
 	TAMPER_AFTER_DONE_LATER,
+	TAMPER_BYTE_LEN,
 };
-static const char *const names[] = {"slot",       "length",          "not-held",   "overwrite",
-                                    "order",      "send-data",       "write-past", "read",
-                                    "after-done", "after-done-later"};
+static const char *const names[] = {"slot",       "length",           "not-held",   "overwrite",
+                                    "order",      "send-data",        "write-past", "read",
+                                    "after-done", "after-done-later", "byte-len"};
 /* The server registers its ring in whole pages (rex_buffers): a WRITE past
  * the ring but inside its last page lands. 4 KiB pages, as in the lab. */
 #define SERVER_PAGE 4096u
@@ -270,6 +277,57 @@ static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src
 	return ret;
 }
 
+/* Message 0 whole into slot 0 by a plain WRITE, then a WRITE WITH IMM of
+ * only its first 8 bytes whose immediate names the whole message, then
+ * "done" for it: what the slot holds is intact, the immediate is right,
+ * and only the completion's byte_len says 8. */
+static int short_byte_len(struct rex_conn *conn, const struct rex_buffers *src,
+                          const struct im_descriptor *ring, unsigned int *out)
+{
+	uint32_t len = (uint32_t)src->slot_size;
+	struct ibv_sge sge = {.addr = (uintptr_t)src->mem, .length = len, .lkey = src->mr->lkey};
+	struct ibv_send_wr wr = {
+	    .sg_list = &sge,
+	    .num_sge = 1,
+	    .opcode = IBV_WR_RDMA_WRITE,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .wr.rdma = {.remote_addr = ring->addr, .rkey = ring->rkey},
+	};
+	struct ibv_send_wr done = {
+	    .wr_id = IM_WR_DONE,
+	    .opcode = IBV_WR_SEND_WITH_IMM,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .imm_data = im_done_encode(1),
+	};
+	struct ibv_wc wc;
+	int ret;
+
+	if (len < 16)
+		return -EINVAL;
+	im_pattern_fill(src->mem, len, 0);
+	ret = post_and_wait(conn, &wr, &wc, WAIT_MS, out);
+	if (ret)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS) {
+		rex_report_wc("RDMA WRITE", &wc);
+		return -EIO;
+	}
+	printf("%s: wrote message 0, %u bytes, into slot 0 (no immediate)\n", PROGRAM,
+	       (unsigned)len);
+	ret = write_imm(conn, src, ring, 0, 8, 0, im_imm_encode(0, len), out);
+	if (ret)
+		return ret;
+	ret = post_and_wait(conn, &done, &wc, WAIT_MS, out);
+	if (ret)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS) {
+		rex_report_wc("done", &wc);
+		return -EIO;
+	}
+	printf("%s: said done\n", PROGRAM);
+	return 0;
+}
+
 static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex_buffers *src,
                      const struct im_descriptor *ring, unsigned int *out)
 {
@@ -305,6 +363,10 @@ static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex
 		                 out);
 	case TAMPER_READ:
 		return reach_out(conn, src, ring, IBV_WR_RDMA_READ, ring->addr, out);
+	case TAMPER_BYTE_LEN:
+		if (short_byte_len(conn, src, ring, out) == 0)
+			return 0;
+		break;
 	case TAMPER_AFTER_DONE:
 	case TAMPER_AFTER_DONE_LATER:
 		if (write_after_done(conn, src, ring, tamper == TAMPER_AFTER_DONE_LATER, out) == 0)
@@ -357,7 +419,7 @@ int main(int argc, char **argv)
 	if (misbehave((enum tamper)o.tamper, conn, &src, &ring, &outstanding))
 		goto out_disconnect;
 	if (o.tamper == TAMPER_AFTER_DONE || o.tamper == TAMPER_AFTER_DONE_LATER ||
-	    o.tamper == TAMPER_READ) {
+	    o.tamper == TAMPER_READ || o.tamper == TAMPER_BYTE_LEN) {
 		/* Our end, as an honest client's: the server's verdict is its own. */
 		connected = false;
 		if (rex_conn_disconnect(conn) == 0) {
