@@ -86,6 +86,11 @@ cleanup() {
 		echo "--- ${f##*/} ---"
 		sed 's/^/  | /' "$f"
 	done
+	# REX_KEEP_FAILED=DIR: a failed run's files are moved there, for a
+	# look at what the dump above cannot show (the JSON files).
+	if [ "$failed" != 0 ] && [ -n "${REX_KEEP_FAILED:-}" ] && mkdir -p "$REX_KEEP_FAILED"; then
+		mv "$dir" "$REX_KEEP_FAILED/" && echo "kept: $REX_KEEP_FAILED/${dir##*/}"
+	fi
 	rm -rf "$dir"
 }
 trap cleanup EXIT
