@@ -23,6 +23,8 @@
 #                        still counts as listening: the client runs
 #   timeout              --timeout ends a hung client (and the server): 124
 #   bad_usage            wrong command lines: 2, before anything runs
+#   all_lines            every line, when the server exits with more in the
+#                        pipe than it holds
 # Exit: 0 pass, 1 fail.
 #
 # The commands are for "sh -c", in single quotes on purpose:
@@ -92,6 +94,23 @@ times)
 	expect_line '\[  0\.[0-9]{3}\] x: listening'
 	expect_line '\[  [12]\.[0-9]{3}\] client: done'
 	expect_no_line '^[^[]'
+	;;
+all_lines)
+	# Every line, however many: a server that exits with a backlog in the
+	# pipe (3,000 lines of 100 bytes, more than the pipe holds) and a
+	# client of 2,000 lines, each written whole (sed -u, as the programs
+	# write a line at a time); the server's last line has no newline.
+	# Reading the rest for a second only lost the tail (2,382 of 3,000).
+	run 'echo "x: listening"; seq 3000 | sed -u "s/.*/server: debug: line & of 3000, padded to about a hundred bytes like a -v line/"; printf "server: last"' \
+		'seq 2000 | sed -u "s/^/client: line /"'
+	expect_rc 0
+	expect_line 'server: debug: line 3000 of 3000, .*'
+	expect_line '^client: line 2000$'
+	expect_line '^server: last$'
+	n=$(grep -c '^server: debug: line' <<<"$out")
+	[ "$n" -eq 3000 ] || fail "$n of the server's 3000 lines"
+	n=$(grep -c '^client: line' <<<"$out")
+	[ "$n" -eq 2000 ] || fail "$n of the client's 2000 lines"
 	;;
 stops_server)
 	run 'echo "x: listening"; exec sleep 600' 'echo "client: done"'
