@@ -19,7 +19,7 @@ ex_judge() {
 		"after the first post, the window refills as completions free room, and with -Q 16 one completion frees 16" \
 		"the client splits every chain into pieces of 16"
 	ex_choice "On Soft-RoCE a doorbell is a system call. On a NIC, what does one doorbell for 16 work requests save?" c \
-		"c: on a NIC ibv_post_send() writes the work requests into a queue in memory and rings the doorbell, an uncached write to the device's registers, after which the device fetches them by DMA. A chain is one doorbell for all of them, which matters at millions of messages a second. On Soft-RoCE each ibv_post_send() enters the kernel, whose rxe then does each packet's work: compare the two runs' system CPU and MsgRate above (two lab runs so far: MsgRate 1.3 and 1.7 times higher with -l 128, on a loaded host)." \
+		"c: on a NIC ibv_post_send() writes the work requests into a queue in memory and rings the doorbell, an uncached write to the device's registers, after which the device fetches them by DMA. A chain is one doorbell for all of them, which matters at millions of messages a second. On Soft-RoCE each ibv_post_send() enters the kernel, whose rxe then does each packet's work: compare the two runs' system CPU and MsgRate above. In three runs on a loaded host, -l 128 had 1.3, 1.7 and 0.87 times the MsgRate of -l 1: the per-packet work in the kernel, not the doorbell, sets the rate here, and one pair of runs cannot tell them apart." \
 		"nothing: a NIC posts work requests one by one anyway" \
 		"the DMA of the data, which a chain sends once" \
 		"the writes to the device's doorbell register, uncached and slow, one for the chain instead of one each"
