@@ -40,8 +40,11 @@ failed=0
 restore=() # commands that put the lab's devices back, run at the end
 cleanup() {
 	local name cmd
+	# Only a program still running as our job: the pid of one that ended
+	# (and was reaped) may be another test's process by now, in a lab VM
+	# whose pid numbers (32,768) wrap within a round of the suite.
 	for name in "${!pid[@]}"; do
-		kill -KILL "${pid[$name]}" 2>/dev/null
+		jobs -pr | grep -qx "${pid[$name]}" && kill -KILL "${pid[$name]}" 2>/dev/null
 	done
 	for cmd in "${restore[@]}"; do
 		echo "restore: $cmd"

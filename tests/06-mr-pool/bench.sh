@@ -80,7 +80,9 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/06-bench.XXXXXX")
 server_pid=
 failed=0
 cleanup() {
-	[ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null
+	# Only while it runs as our job: a pid that ended may be another
+	# test's process by now (the lab VM's pid numbers wrap within a round).
+	[ -n "$server_pid" ] && jobs -pr | grep -qx "$server_pid" && kill -KILL "$server_pid" 2>/dev/null
 	for f in "$dir"/*.out; do
 		[ -e "$f" ] || continue
 		echo "--- ${f##*/} ---"
