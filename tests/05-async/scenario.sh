@@ -42,7 +42,7 @@ cleanup() {
 	local name cmd
 	# Only a program still running as our job: the pid of one that ended
 	# (and was reaped) may be another test's process by now, in a lab VM
-	# whose pid numbers (32,768) wrap within a round of the suite.
+	# whose pid numbers (32,768 by default) can wrap within a round of the suite.
 	for name in "${!pid[@]}"; do
 		jobs -pr | grep -qx "${pid[$name]}" && kill -KILL "${pid[$name]}" 2>/dev/null
 	done

@@ -81,7 +81,7 @@ server_pid=
 failed=0
 cleanup() {
 	# Only while it runs as our job: a pid that ended may be another
-	# test's process by now (the lab VM's pid numbers wrap within a round).
+	# test's process by now (pid numbers are reused: 32,768 by default).
 	[ -n "$server_pid" ] && jobs -pr | grep -qx "$server_pid" && kill -KILL "$server_pid" 2>/dev/null
 	for f in "$dir"/*.out; do
 		[ -e "$f" ] || continue
