@@ -230,6 +230,29 @@ static int reach_out(struct rex_conn *conn, const struct rex_buffers *src,
 	return 0;
 }
 
+/* "done" for one message, signalled, and its completion. */
+static int send_done(struct rex_conn *conn, unsigned int *out)
+{
+	struct ibv_send_wr done = {
+	    .wr_id = IM_WR_DONE,
+	    .opcode = IBV_WR_SEND_WITH_IMM,
+	    .send_flags = IBV_SEND_SIGNALED,
+	    .imm_data = im_done_encode(1),
+	};
+	struct ibv_wc wc;
+	int ret;
+
+	ret = post_and_wait(conn, &done, &wc, WAIT_MS, out);
+	if (ret)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS) {
+		rex_report_wc("done", &wc);
+		return -EIO;
+	}
+	printf("%s: said done\n", PROGRAM);
+	return 0;
+}
+
 /* Message 0 (good), "done" for it, then message 1 into slot 1, which would
  * be good but for the "done" before it: right behind it, or \p later. */
 static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src,
@@ -238,15 +261,14 @@ static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src
 	const struct timespec pause = {.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000};
 	uint32_t len = (uint32_t)src->slot_size;
 	/* Right behind: not signalled, so that the WRITE's completion is the
-	 * next one (RC sends the two in order). Later: signalled, and waited for. */
+	 * next one (RC sends the two in order). Later: send_done(), signalled
+	 * and waited for. */
 	struct ibv_send_wr done = {
 	    .wr_id = IM_WR_DONE,
 	    .opcode = IBV_WR_SEND_WITH_IMM,
-	    .send_flags = later ? IBV_SEND_SIGNALED : 0,
 	    .imm_data = im_done_encode(1),
 	};
 	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
 	int ret;
 
 	if (ring->slots < 2)
@@ -261,14 +283,9 @@ static int write_after_done(struct rex_conn *conn, const struct rex_buffers *src
 			return -ret;
 		}
 	} else {
-		ret = post_and_wait(conn, &done, &wc, WAIT_MS, out);
+		ret = send_done(conn, out);
 		if (ret)
 			return ret;
-		if (wc.status != IBV_WC_SUCCESS) {
-			rex_report_wc("done", &wc);
-			return -EIO;
-		}
-		printf("%s: said done\n", PROGRAM);
 		nanosleep(&pause, NULL);
 	}
 	ret = write_imm(conn, src, ring, 1, len, 1, im_imm_encode(1, len), out);
@@ -293,12 +310,6 @@ static int short_byte_len(struct rex_conn *conn, const struct rex_buffers *src,
 	    .send_flags = IBV_SEND_SIGNALED,
 	    .wr.rdma = {.remote_addr = ring->addr, .rkey = ring->rkey},
 	};
-	struct ibv_send_wr done = {
-	    .wr_id = IM_WR_DONE,
-	    .opcode = IBV_WR_SEND_WITH_IMM,
-	    .send_flags = IBV_SEND_SIGNALED,
-	    .imm_data = im_done_encode(1),
-	};
 	struct ibv_wc wc;
 	int ret;
 
@@ -317,15 +328,7 @@ static int short_byte_len(struct rex_conn *conn, const struct rex_buffers *src,
 	ret = write_imm(conn, src, ring, 0, 8, 0, im_imm_encode(0, len), out);
 	if (ret)
 		return ret;
-	ret = post_and_wait(conn, &done, &wc, WAIT_MS, out);
-	if (ret)
-		return ret;
-	if (wc.status != IBV_WC_SUCCESS) {
-		rex_report_wc("done", &wc);
-		return -EIO;
-	}
-	printf("%s: said done\n", PROGRAM);
-	return 0;
+	return send_done(conn, out);
 }
 
 static int misbehave(enum tamper tamper, struct rex_conn *conn, const struct rex_buffers *src,
