@@ -37,6 +37,7 @@ ex_keep() {
 	shift
 	"$@" >"$EX_OUT/$name.out" 2>&1
 	echo $? >"$EX_OUT/$name.exit"
+	ex_read_name="" # (ex_read reads it again)
 	sed 's/^/  | /' "$EX_OUT/$name.out"
 }
 
@@ -71,18 +72,61 @@ ex_pair() {
 # ex_exit NAME: the exit status of run NAME ("" when it did not run).
 ex_exit() { cat "$EX_OUT/$1.exit" 2>/dev/null; }
 
-# ex_has NAME REGEX: whether a line of run NAME (without its stamp) matches.
-ex_has() { sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | grep -Eq -- "$2"; }
+# ex_read NAME: run NAME's lines into three arrays: ex_raw as written,
+# ex_lines without their stamps, ex_stamps the stamps ("" for none). The
+# questions below are answered by bash itself, from these, not by sed or
+# grep: in the lab's emulated VM each program started costs a tenth of a
+# second or more, and a check asks dozens of questions. Read once a run.
+ex_read_name="" ex_raw=() ex_lines=() ex_stamps=()
+ex_read() {
+	[ "$ex_read_name" = "$1" ] && return 0
+	local l
+	ex_raw=() ex_lines=() ex_stamps=()
+	mapfile -t ex_raw 2>/dev/null <"$EX_OUT/$1.out"
+	for l in "${ex_raw[@]}"; do
+		if [[ "$l" =~ ^\[\ *([0-9.]*)\]\ (.*)$ ]]; then
+			ex_stamps+=("${BASH_REMATCH[1]}")
+			ex_lines+=("${BASH_REMATCH[2]}")
+		else
+			ex_stamps+=("")
+			ex_lines+=("$l")
+		fi
+	done
+	ex_read_name=$1
+}
+
+# ex_has NAME REGEX: whether a line of run NAME (without its stamp) matches
+# REGEX (extended, as grep -E's).
+ex_has() {
+	local l
+	ex_read "$1"
+	for l in "${ex_lines[@]}"; do
+		[[ "$l" =~ $2 ]] && return 0
+	done
+	return 1
+}
 
 # ex_count NAME REGEX: how many lines of run NAME match.
-ex_count() { sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | grep -Ec -- "$2"; }
+ex_count() {
+	local l n=0
+	ex_read "$1"
+	for l in "${ex_lines[@]}"; do
+		[[ "$l" =~ $2 ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
 
 # ex_at NAME REGEX: the stamp (seconds) of the first line of run NAME that
 # matches REGEX; nothing when none does.
 ex_at() {
-	awk -v re="$2" '{ s = $0; sub(/^\[ *[0-9.]*\] /, "", s) }
-		s ~ re { t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t); print t; exit }' \
-		"$EX_OUT/$1.out" 2>/dev/null
+	local i
+	ex_read "$1"
+	for i in "${!ex_lines[@]}"; do
+		if [[ "${ex_lines[i]}" =~ $2 ]]; then
+			echo "${ex_stamps[i]}"
+			return 0
+		fi
+	done
 }
 
 # ex_since NAME FROM_REGEX TO_REGEX: seconds between two lines' stamps,
@@ -97,13 +141,30 @@ ex_since() {
 
 # ex_value NAME REGEX: the first group of REGEX (extended) in the first line
 # of run NAME that matches it; nothing when none does.
-ex_value() { sed -En "s/.*$2.*/\1/p" "$EX_OUT/$1.out" 2>/dev/null | head -1; }
+ex_value() {
+	local l
+	ex_read "$1"
+	for l in "${ex_raw[@]}"; do
+		if [[ "$l" =~ .*$2.* ]]; then
+			echo "${BASH_REMATCH[1]}"
+			return 0
+		fi
+	done
+}
 
 # ex_row NAME FIRST: the first line of run NAME (without its stamp) whose
 # first field is FIRST, as it is: a row of a program's table (06's "64 5000
 # ..."), for read -ra.
 ex_row() {
-	sed 's/^\[ *[0-9.]*\] //' "$EX_OUT/$1.out" 2>/dev/null | awk -v f="$2" '$1 == f { print; exit }'
+	local l f
+	ex_read "$1"
+	for l in "${ex_lines[@]}"; do
+		read -r f _ <<<"$l"
+		if [ "$f" = "$2" ]; then
+			echo "$l"
+			return 0
+		fi
+	done
 }
 
 # ex_bench NAME OPTIONS: one run of 06's benchmark client, with OPTIONS and
@@ -207,25 +268,42 @@ ex_number() {
 	else
 		ex_not_yet "'$answer' is not it: look at the stamps of the lines above"
 	fi
-	echo "$4" | fold -s -w 76 | sed 's/^/  /'
+	ex_wrap "  " "  " "$4"
 }
 
 # ex_choice QUESTION RIGHT EXPLANATION CHOICE...: one letter, a, b, c...,
 # for the choices in order; RIGHT is the right letter.
 ex_choice() {
-	local q=$1 right=$2 why=$3 letter=a c
+	local q=$1 right=$2 why=$3 letters=abcdefghijklmnopqrstuvwxyz i=0 c
 	shift 3
 	echo
 	echo "  question: $q"
 	for c in "$@"; do
-		echo "    $letter) $c" | fold -s -w 76 | sed '2,$s/^/       /'
-		letter=$(echo "$letter" | tr 'a-y' 'b-z')
+		ex_wrap "    ${letters:i:1}) " "       " "$c"
+		i=$((i + 1))
 	done
 	ex_read_answer "  your answer (a letter):"
-	if [ "$(echo "$answer" | tr '[:upper:]' '[:lower:]')" = "$right" ]; then
+	if [ "${answer,,}" = "$right" ]; then
 		ex_ok "$right is right"
 	else
 		ex_not_yet "'$answer' is not it"
 	fi
-	echo "$why" | fold -s -w 76 | sed 's/^/  /'
+	ex_wrap "  " "  " "$why"
+}
+
+# ex_wrap FIRST NEXT TEXT: TEXT in lines of 78 characters at most, broken
+# at spaces (a longer word gets a line of its own), the first line after
+# FIRST, the others after NEXT. Bash alone (see ex_read).
+ex_wrap() {
+	local line=$1 words w fresh=yes
+	read -ra words <<<"$3"
+	for w in "${words[@]}"; do
+		if [ "$fresh" = no ] && [ $((${#line} + 1 + ${#w})) -gt 78 ]; then
+			echo "$line"
+			line=$2 fresh=yes
+		fi
+		if [ "$fresh" = yes ]; then line+=$w; else line+=" $w"; fi
+		fresh=no
+	done
+	echo "$line"
 }
