@@ -52,7 +52,14 @@ fail() {
 	echo 125 > /lab/rc
 	stop
 }
-mount -t 9p -o "$p9,ro" hostroot /host || fail "mounting the host root failed"
+# The host's root, read-only, with the guest's page cache (cache=loose: what
+# the kernel's 9p documentation intends for exclusive, read-only mounts).
+# Without a cache every program's start reads its libraries over 9p again:
+# under emulation an RDMA program then took 0.3 s to list the devices
+# (libibverbs opens each of its 22 providers), 0.13 s with it, and a
+# server-and-client pair 2.5 s instead of 1.1 to 1.5 s. (The repository,
+# written by both sides, stays uncached.)
+mount -t 9p -o "$p9,ro,cache=loose" hostroot /host || fail "mounting the host root failed"
 mount -t proc proc /host/proc || fail "mounting /proc failed"
 mount -t sysfs sys /host/sys || fail "mounting /sys failed"
 mount -t devtmpfs dev /host/dev || fail "mounting /dev failed"
