@@ -123,6 +123,18 @@ const char *rex_errno_hint(const char *call, int err)
 		       "port";
 	case ECONNRESET:
 		return "the peer disconnected or died: look at its output";
+	case EINVAL:
+		/* The CM moves a new QP to INIT with attributes it takes from the
+		 * id's connection (the kernel's cm_init_qp_init_attr()), and has
+		 * them only while the id's request or reply is pending or the
+		 * connection is up: a request whose client has given up meanwhile
+		 * (timed out, rejected, exited) gets EINVAL. */
+		if (call_is(call, "rdma_create_qp"))
+			return "either the QP asks for more than the device allows (work requests, "
+			       "SGEs, inline data: see `ibv_devinfo -v`), or, taking a connect "
+			       "request, the request is no longer pending: its client gave up "
+			       "(timed out, or exited) before this side got to it";
+		return NULL;
 	case EPROTO:
 		if (call_starts_with(call, "rdma") || call_starts_with(call, "rex_cm"))
 			return "the peer sent a CM event this step did not expect: are both "

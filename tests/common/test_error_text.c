@@ -79,6 +79,11 @@ int main(void)
 	CHECK_TRUE(rex_errno_hint("rdma_get_cm_event", EPROTO) != NULL);
 	CHECK_TRUE(rex_errno_hint("read", EPROTO) == NULL);
 
+	/* EINVAL from rdma_create_qp: the QP's sizes, or a request given up. */
+	rex_format_errno(buf, sizeof(buf), "rdma_create_qp", EINVAL);
+	CHECK_STR_CONTAINS(buf, "ibv_devinfo -v");
+	CHECK_STR_CONTAINS(buf, "no longer pending");
+
 	/* A negative errno is read as its positive value. */
 	rex_format_errno(buf, sizeof(buf), "ibv_post_send", -EINVAL);
 	snprintf(expected, sizeof(expected), "ibv_post_send: %s", strerror(EINVAL));
