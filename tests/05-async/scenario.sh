@@ -468,6 +468,55 @@ scenario_resources() {
 	back_to "$baseline"
 }
 
+# A connect request whose client gave up before the server took it. The
+# server is stopped (SIGSTOP) once listening; a client's request arrives
+# (the kernel makes the server's CM id for it: "state CONNECT" in `rdma
+# resource show`), and the client is killed: the kernel rejects the request
+# for it (a REJ, counted in the port's cm_rx_msgs/rej). Continued, the
+# server reads a request that is no longer pending: rdma_create_qp() fails
+# with EINVAL (the CM gives a QP its INIT attributes only while the request
+# is open), and the hint names that cause. The server counts it failed and
+# goes on: the next client is served intact.
+scenario_stale_request() {
+	local rej=/sys/class/infiniband/rxe0/ports/1/cm_rx_msgs/rej before ms
+	start_server
+	kill -STOP "${pid[server]}"
+	client gone -q 1 -w 1 -n 10
+	ms=0
+	until rdma resource show cm_id | grep -q " state CONNECT .* pid ${pid[server]} "; do
+		[ "$ms" -lt 30000 ] || { fail "no CM id of the server's for the request within 30 s"; return; }
+		sleep 0.2
+		ms=$((ms + 200))
+	done
+	before=$(cat "$rej")
+	kill -KILL "${pid[gone]}"
+	finish gone 137 10
+	# The REJ received (other tests' count too: the CM id gone as well),
+	# then a second for the server's side of the CM to act on it.
+	ms=0
+	while rdma resource show cm_id | grep -q " pid [0-9]* comm 05-async-client .*:$port "; do
+		[ "$ms" -lt 10000 ] || { fail "the killed client's CM id is still there after 10 s"; return; }
+		sleep 0.2
+		ms=$((ms + 200))
+	done
+	ms=0
+	until [ "$(cat "$rej")" -gt "$before" ]; do
+		[ "$ms" -lt 10000 ] || { fail "no REJ received ($rej) within 10 s of the client's CM id's end"; return; }
+		sleep 0.2
+		ms=$((ms + 200))
+	done
+	sleep 1
+	kill -CONT "${pid[server]}"
+	wait_line server "^server: connection 1 from .*: closed: 0 echoed, failed$" 20 || return
+	expect server "^05-async-server: rdma_create_qp: Invalid argument$" \
+		"^  hint: .*the request is no longer pending: its client gave up"
+	client next -q 1 -w 1 -n 10
+	finish next 0 60
+	expect next "^client: done: 1 connection, 0 failed$"
+	stop_server INT
+	expect server "^server: done: 2 connections served, 1 failed, 0 rejected; 10 messages echoed$"
+}
+
 # A client stopped (SIGSTOP) cannot answer the server's disconnect: after
 # SIGINT the server waits for it the drain deadline (10 s), no less (the
 # deadline's own line says it fired), releases it anyway, QP first, and
