@@ -468,6 +468,23 @@ scenario_resources() {
 	back_to "$baseline"
 }
 
+# within SECONDS WHAT COMMAND...: until COMMAND succeeds, looking every
+# 0.2 s; after SECONDS, fails saying WHAT did not happen.
+within() {
+	local seconds=$1 tries=$(($1 * 5)) what=$2
+	shift 2
+	until "$@"; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || { fail "$what: not within $seconds s"; return 1; }
+		sleep 0.2
+	done
+}
+# stale_request's three waits: the kernel made the server's CM id for the
+# request; the killed client's CM id is gone; a REJ came in since "before".
+server_holds_request() { rdma resource show cm_id | grep -q " state CONNECT .* pid ${pid[server]} "; }
+client_id_gone() { ! rdma resource show cm_id | grep -q " comm 05-async-client .*:$port "; }
+rej_received() { [ "$(cat "$rej")" -gt "$before" ]; }
+
 # A connect request whose client gave up before the server took it. The
 # server is stopped (SIGSTOP) once listening; a client's request arrives
 # (the kernel makes the server's CM id for it: "state CONNECT" in `rdma
@@ -478,33 +495,18 @@ scenario_resources() {
 # is open), and the hint names that cause. The server counts it failed and
 # goes on: the next client is served intact.
 scenario_stale_request() {
-	local rej=/sys/class/infiniband/rxe0/ports/1/cm_rx_msgs/rej before ms
+	local rej=/sys/class/infiniband/rxe0/ports/1/cm_rx_msgs/rej before
 	start_server
 	kill -STOP "${pid[server]}"
 	client gone -q 1 -w 1 -n 10
-	ms=0
-	until rdma resource show cm_id | grep -q " state CONNECT .* pid ${pid[server]} "; do
-		[ "$ms" -lt 30000 ] || { fail "no CM id of the server's for the request within 30 s"; return; }
-		sleep 0.2
-		ms=$((ms + 200))
-	done
+	within 30 "the server's CM id for the request" server_holds_request || return
 	before=$(cat "$rej")
 	kill -KILL "${pid[gone]}"
 	finish gone 137 10
 	# The REJ received (other tests' count too: the CM id gone as well),
 	# then a second for the server's side of the CM to act on it.
-	ms=0
-	while rdma resource show cm_id | grep -q " pid [0-9]* comm 05-async-client .*:$port "; do
-		[ "$ms" -lt 10000 ] || { fail "the killed client's CM id is still there after 10 s"; return; }
-		sleep 0.2
-		ms=$((ms + 200))
-	done
-	ms=0
-	until [ "$(cat "$rej")" -gt "$before" ]; do
-		[ "$ms" -lt 10000 ] || { fail "no REJ received ($rej) within 10 s of the client's CM id's end"; return; }
-		sleep 0.2
-		ms=$((ms + 200))
-	done
+	within 10 "the killed client's CM id gone" client_id_gone || return
+	within 10 "a REJ received ($rej)" rej_received || return
 	sleep 1
 	kill -CONT "${pid[server]}"
 	wait_line server "^server: connection 1 from .*: closed: 0 echoed, failed$" 20 || return
