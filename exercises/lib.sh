@@ -140,13 +140,14 @@ ex_since() {
 }
 
 # ex_value NAME REGEX: the first group of REGEX (extended) in the first line
-# of run NAME that matches it; nothing when none does.
+# of run NAME that matches it; nothing when none does, or when REGEX has no
+# group.
 ex_value() {
 	local l
 	ex_read "$1"
 	for l in "${ex_raw[@]}"; do
 		if [[ "$l" =~ .*$2.* ]]; then
-			echo "${BASH_REMATCH[1]}"
+			echo "${BASH_REMATCH[1]-}"
 			return 0
 		fi
 	done
@@ -154,7 +155,7 @@ ex_value() {
 
 # ex_row NAME FIRST: the first line of run NAME (without its stamp) whose
 # first field is FIRST, as it is: a row of a program's table (06's "64 5000
-# ..."), for read -ra.
+# ..."), for read -ra. The field is compared as text: 8 is not 08.
 ex_row() {
 	local l f
 	ex_read "$1"
@@ -296,7 +297,7 @@ ex_choice() {
 # FIRST, the others after NEXT. Bash alone (see ex_read).
 ex_wrap() {
 	local line=$1 words w fresh=yes
-	read -ra words <<<"$3"
+	read -d '' -ra words <<<"$3" || true # every line of TEXT: -d '' reads to the end
 	for w in "${words[@]}"; do
 		if [ "$fresh" = no ] && [ $((${#line} + 1 + ${#w})) -gt 78 ]; then
 			echo "$line"

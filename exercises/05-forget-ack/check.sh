@@ -8,21 +8,29 @@
 # space (a futex: a condition variable), not in a system call of the device's.
 
 ex_run() {
-	# Where the server sleeps, once a second: kept when it has slept on a
-	# futex three readings running (hung), else the last reading, 20 s in.
-	# The pair (100 messages a connection) is done in seconds unless hung;
-	# when it is done the sampler is stopped, with nothing to say.
+	# Where the server sleeps, once a second for 20 s at most (by the clock:
+	# a reading takes two programs, slow in a loaded VM): kept when it has
+	# slept on a futex three readings running (hung), else the last reading
+	# that said anything. The pair (100 messages a connection) is done in
+	# seconds unless hung; once the server has gone there is nothing more to
+	# read, and when the pair is done the sampler is stopped.
 	(
-		w="" hung=0
-		for _ in $(seq 20); do
+		w="" last="" hung=0 seen=false end=$((SECONDS + 20))
+		while [ "$SECONDS" -lt "$end" ]; do
 			sleep 1
 			# The program itself, not the "sh -c" that scripts/pair started it with.
 			pid=$(pgrep -f "^[^ ]*05-async-server -a $RDMA_LAB_ADDR -p $EX_PORT\$" | head -1)
-			[ -n "$pid" ] && w=$(cat "/proc/$pid/wchan" 2>/dev/null) || w=""
+			if [ -z "$pid" ]; then
+				! $seen || break
+				continue
+			fi
+			seen=true
+			w=$(cat "/proc/$pid/wchan" 2>/dev/null) || w=""
+			[ -z "$w" ] || last=$w
 			if [[ "$w" == futex* ]]; then hung=$((hung + 1)); else hung=0; fi
 			[ "$hung" -lt 3 ] || break
 		done
-		printf '%s\n' "$w" >"$EX_OUT/server-wchan.txt"
+		printf '%s\n' "$last" >"$EX_OUT/server-wchan.txt"
 	) &
 	local sampler=$!
 	ex_pair ack --stop --timeout 25 '@BIN@/05-async-server -a @ADDR@ -p @PORT@' '@BIN@/05-async-client -a @ADDR@ -p @PORT@ -q 8 -w 4 -n 100'

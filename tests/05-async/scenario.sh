@@ -471,11 +471,10 @@ scenario_resources() {
 # within SECONDS WHAT COMMAND...: until COMMAND succeeds, looking every
 # 0.2 s; after SECONDS, fails saying WHAT did not happen.
 within() {
-	local seconds=$1 tries=$(($1 * 5)) what=$2
+	local seconds=$1 deadline=$((SECONDS + $1)) what=$2
 	shift 2
 	until "$@"; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || { fail "$what: not within $seconds s"; return 1; }
+		[ "$SECONDS" -lt "$deadline" ] || { fail "$what: not within $seconds s"; return 1; }
 		sleep 0.2
 	done
 }
@@ -484,6 +483,18 @@ within() {
 server_holds_request() { rdma resource show cm_id | grep -q " state CONNECT .* pid ${pid[server]} "; }
 client_id_gone() { ! rdma resource show cm_id | grep -q " comm 05-async-client .*:$port "; }
 rej_received() { [ "$(cat "$rej")" -gt "$before" ]; }
+# The RDMA device whose network interface holds address $1 (rxe0 in the lab).
+device_of() {
+	local line
+	while read -r line; do
+		[[ $line =~ ^link\ ([^/ ]+)/[0-9]+\ .*netdev\ ([^ ]+) ]] || continue
+		if ip -o -4 addr show dev "${BASH_REMATCH[2]}" | grep -q " $1/"; then
+			echo "${BASH_REMATCH[1]}"
+			return
+		fi
+	done < <(rdma link show)
+	return 1
+}
 
 # A connect request whose client gave up before the server took it. The
 # server is stopped (SIGSTOP) once listening; a client's request arrives
@@ -495,7 +506,9 @@ rej_received() { [ "$(cat "$rej")" -gt "$before" ]; }
 # is open), and the hint names that cause. The server counts it failed and
 # goes on: the next client is served intact.
 scenario_stale_request() {
-	local rej=/sys/class/infiniband/rxe0/ports/1/cm_rx_msgs/rej before
+	local dev rej before
+	dev=$(device_of "$addr") || { fail "no RDMA device on $addr (rdma link show)"; return; }
+	rej=/sys/class/infiniband/$dev/ports/1/cm_rx_msgs/rej
 	start_server
 	kill -STOP "${pid[server]}"
 	client gone -q 1 -w 1 -n 10
@@ -503,8 +516,11 @@ scenario_stale_request() {
 	before=$(cat "$rej")
 	kill -KILL "${pid[gone]}"
 	finish gone 137 10
-	# The REJ received (other tests' count too: the CM id gone as well),
-	# then a second for the server's side of the CM to act on it.
+	# The REJ received (the count is the port's: another test's REJ counts
+	# too, hence the CM id gone as well), then a second for the kernel's CM
+	# to act on it: it counts a REJ as it arrives and handles it in its work
+	# queue, and nothing a program can read shows that it has (rdma_cm's id
+	# stays "state CONNECT" until the server reads the request).
 	within 10 "the killed client's CM id gone" client_id_gone || return
 	within 10 "a REJ received ($rej)" rej_received || return
 	sleep 1
