@@ -47,8 +47,8 @@ static void print_parameters(struct client *cl)
 	       bench_mode_name(o->mode), o->qps, o->qps == 1 ? "" : "s", o->depth, first);
 	if (first != last)
 		printf(" (%u above %u B, as perftest)", last, BW_SIGNAL_SIZE);
-	printf(", inline %u, %s%s\n", o->inline_size,
-	       o->events ? "completion channel" : "busy polling",
+	printf(", inline %u, %s%s%s\n", o->inline_size,
+	       o->events ? "completion channel" : "busy polling", o->lend ? " of a lent QP" : "",
 	       o->cycles ? ", pings timed by the cycle counter" : "");
 	if (o->inline_size && strncmp(cl->device, "rxe", 3) == 0)
 		printf(

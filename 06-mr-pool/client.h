@@ -89,6 +89,7 @@ struct options {
 	uint64_t rate;     /* --rate: requests per second, all QPs together */
 	double max_p99_us; /* --max-p99: 0, none */
 	bool cycles;       /* --cycles: latency pings timed by the cycle counter */
+	bool lend;         /* --lend: latency pings posted and polled with the verbs alone */
 	const char *json, *csv;
 };
 
@@ -114,6 +115,7 @@ struct qp {
 	uint64_t answers;              /* latency answers received in this size's runs */
 	uint64_t atomics;              /* atomics posted on the server's counter since START */
 	uint64_t end_ns;               /* when its last message of the run completed */
+	struct rex_svc_lent lent;      /* --lend: the QP and CQ the helper lent (qp NULL: none) */
 	bool up;                       /* established, its QP not yet going */
 	bool ready, result_in, released;
 	uint32_t result;
@@ -234,6 +236,11 @@ int release_everything(struct client *cl);
 /* client_runs.c */
 int post_recvs(struct qp *q, unsigned n);
 void qp_step(struct qp *q);
+/* client_lend.c: --lend. The latency QP's QP and CQ lent (or given back);
+ * a ping posted, through the helper or on the lent QP; one poll of the lent CQ. */
+int set_lent(struct client *cl, bool lend);
+int post_ping(struct qp *q, struct ibv_send_wr *wr);
+void lent_step(struct qp *q);
 void qp_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 int run_size(struct client *cl, uint32_t size, struct bench_row *row);

@@ -218,6 +218,7 @@ static void qp_closed(struct rex_svc_conn *c, enum rex_svc_why why)
 		rex_pool_put(q->pool, q->buf);
 	q->buf = NULL;
 	q->conn = NULL;
+	q->lent = (struct rex_svc_lent){0}; /* its QP and CQ are gone with it */
 	q->up = false;
 	q->released = true;
 	q->cl->open--;

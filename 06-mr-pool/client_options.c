@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	    "  --cycles       -m lat: time each ping by the CPU's cycle counter, as perftest\n"
 	    "                 does, not by the clock (a system call where it has no\n"
 	    "                 user-space reading, as in the lab's VM: 0.9 us a read)\n"
+	    "  --lend         -m lat: post and poll the pings with the verbs alone, as perftest\n"
+	    "                 does, on the QP and CQ the helper lends (rex_svc_conn_lend()),\n"
+	    "                 not through its books\n"
 	    "  --as-perftest  compute the figures as perftest does (t_max, t_stdev, the\n"
 	    "                 percentiles' ranks, BW peak): see the 06 page's table\n"
 	    "  --end HOW      how our grant of the server's memory ends, after the last run:\n"
@@ -95,13 +98,19 @@ static const char *client_hint(const char *call, int err)
 /* [parse] */
 int parse_command_line(struct options *o, int argc, char **argv)
 {
-	static const struct option longs[] = {
-	    {"json", required_argument, NULL, 'J'},     {"csv", required_argument, NULL, 'C'},
-	    {"max-size", required_argument, NULL, 'M'}, {"as-perftest", no_argument, NULL, 'P'},
-	    {"end", required_argument, NULL, 'E'},      {"help", no_argument, NULL, 'h'},
-	    {"rate", required_argument, NULL, 'R'},     {"schedule", required_argument, NULL, 'S'},
-	    {"max-p99", required_argument, NULL, 'X'},  {"cycles", no_argument, NULL, 'Y'},
-	    {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {{"json", required_argument, NULL, 'J'},
+	                                      {"csv", required_argument, NULL, 'C'},
+	                                      {"max-size", required_argument, NULL, 'M'},
+	                                      {"as-perftest", no_argument, NULL, 'P'},
+	                                      {"end", required_argument, NULL, 'E'},
+	                                      {"help", no_argument, NULL, 'h'},
+	                                      {"rate", required_argument, NULL, 'R'},
+	                                      {"schedule", required_argument, NULL, 'S'},
+	                                      {"max-p99", required_argument, NULL, 'X'},
+	                                      {"cycles", no_argument, NULL, 'Y'},
+	                                      {"lend", no_argument, NULL, 'L'},
+	                                      {"version", no_argument, NULL, 'V'},
+	                                      {NULL, 0, NULL, 0}};
 	char flag[3] = "-?";
 	uint64_t v;
 	int opt, op;
@@ -229,6 +238,9 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		case 'Y':
 			o->cycles = true;
 			break;
+		case 'L':
+			o->lend = true;
+			break;
 		case 'I':
 			if (rex_parse_size(optarg, 0, 4096, &v))
 				return bad_usage("-I %s: not a size in 0..4096", optarg);
@@ -279,6 +291,10 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		return bad_usage("--cycles: %s", HAVE_CYCLES ? "it times latency pings: -m lat"
 		                                             : "no cycle counter known on this CPU "
 		                                               "(x86 and aarch64 only)");
+	if (o->lend && (o->mode != BENCH_MODE_LAT || o->load || o->events))
+		return bad_usage("--lend: it lends the QP to latency pings, busy-polled: -m lat, "
+		                 "no -e%s",
+		                 "");
 	if (!o->load && (o->rate || o->schedule_set || o->max_p99_us > 0))
 		return bad_usage("--rate, --schedule and --max-p99 go with -m load%s", "");
 	if (o->load && !o->rate)

@@ -365,8 +365,13 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 			if (rex_loop_run_once(cl->loop, 100) < 0)
 				return -EIO;
 		} else if (!sent || cl->o.op != BENCH_OP_WRITE || spins % 64 == 0) {
-			qp_step(q);
+			if (q->lent.qp)
+				lent_step(q);
+			else
+				qp_step(q);
 		}
+		if (cl->broken)
+			return -ECONNRESET;
 		if (++spins % 4096 && !cl->o.events)
 			continue;
 		t = now_ns();
@@ -426,8 +431,7 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 		if (end_ns && t >= end_ns)
 			break;
 		set_atomic(cl, q, wr, q->atomics);
-		wr->wr_id = q->seq + 1;
-		ret = q->conn ? rex_svc_post_send(q->conn, wr) : -ENOTCONN;
+		ret = post_ping(q, wr);
 		q->atomics += ret == 0 && bench_op_atomic(cl->o.op);
 		q->seq += ret == 0;
 		if (ret == 0)
@@ -532,13 +536,19 @@ static int finish_size(struct client *cl, bool *verified)
  * makes the device signal the completion channel for a completion we poll
  * anyway: on Soft-RoCE, kernel work on the CPU that is also the NIC). After
  * it, armed again and polled once, for the control messages. */
-static void set_busy_polled(struct client *cl, bool busy)
+static int set_busy_polled(struct client *cl, bool busy)
 {
 	unsigned i;
+	int ret = 0;
 
+	if (!busy && cl->o.lend)
+		set_lent(cl, false);
 	for (i = 0; i < cl->o.qps; i++)
 		if (cl->qps[i].conn)
 			rex_svc_conn_set_busy(cl->qps[i].conn, busy);
+	if (busy && cl->o.lend)
+		ret = set_lent(cl, true); /* --lend: and the latency QP lent to us */
+	return ret;
 }
 
 int run_size(struct client *cl, uint32_t size, struct bench_row *row)
@@ -560,9 +570,9 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 		return ret;
 	/* [run-size] */
 	if (!o->events)
-		set_busy_polled(cl, true);
+		ret = set_busy_polled(cl, true);
 	/* Warm-up: the same path, untimed. */
-	if (warmup && !o->load)
+	if (ret == 0 && warmup && !o->load)
 		ret = o->mode == BENCH_MODE_BW ? run_bw(cl, warmup, 0, &peak)
 		                               : run_lat(cl, warmup, 0, NULL, &kept);
 	if (ret)

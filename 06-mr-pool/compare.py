@@ -270,10 +270,11 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
                        "-n", str(n), "--json", json_path]
         client_argv += [] if op in ATOMIC else ["-s", str(size)]
         if args.figures == "perftest":
-            # perftest's figures, and its timestamps: the cycle counter.
+            # perftest's figures, its timestamps (the cycle counter), and its
+            # pings: posted and polled with the verbs alone (a lent QP).
             client_argv.append("--as-perftest")
             if mode == "lat":
-                client_argv.append("--cycles")
+                client_argv += ["--cycles", "--lend"]
         client_argv += args.ours_args.split()
         if mode == "bw":
             client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
@@ -388,7 +389,8 @@ def main():
     p.add_argument("--tools", default="ours,perftest")
     p.add_argument("--figures", choices=("perftest", "exact"), default="perftest",
                    help="how ours computes t_max, t_stdev, percentiles and BW peak, and (perftest) "
-                        "times latency pings by the cycle counter (--cycles)")
+                        "times latency pings by the cycle counter (--cycles) and posts and polls "
+                        "them on a lent QP (--lend)")
     p.add_argument("--ours-args", default="",
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     p.add_argument("--ours-server-args", default="",

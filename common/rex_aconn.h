@@ -528,6 +528,16 @@ uint64_t rex_aconn_send_number(const struct rex_aconn *c, uint64_t wr_id);
 int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken);
 
 /**
+ * \brief The books of rex_aconn_poll() for \p n completions the program
+ *        polled from the connection's CQ itself (a QP lent to it: rex_svc.h).
+ *        Returns how many of them are there to act on, as rex_aconn_poll().
+ *        A send of kind #REX_WR_LENT is the program's own and outside the
+ *        books: a successful one is dropped, a failed one closes the
+ *        connection as any other does.
+ */
+int rex_aconn_take(struct rex_aconn *c, struct ibv_wc *wc, int n);
+
+/**
  * \brief Take whatever completions the CQ holds now, through the program's
  *        CQ function: a DISCONNECTED event and the completion of the peer's
  *        last message race on two channels, and the message must not be lost.

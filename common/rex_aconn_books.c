@@ -143,9 +143,7 @@ static void refuse_late(struct rex_aconn *c, const struct ibv_wc *wc)
 int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 {
 	bool closing = c->state == REX_STATE_DRAINING || c->state == REX_STATE_CLOSED;
-	int n, i, good = 0;
-	uint64_t number;
-	uint32_t kind;
+	int n;
 
 	*taken = 0;
 	if (c->lcq.error && !closing) {
@@ -154,7 +152,6 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		rex_aconn_say(c, "its CQ cannot be armed (%s): closing it",
 		              strerror(-c->lcq.error));
 		rex_aconn_close(c, true);
-		closing = true;
 	}
 	n = ibv_poll_cq(c->cq, max, wc);
 	if (n <= 0) {
@@ -167,16 +164,27 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 		return 0;
 	}
 	*taken = n;
+	return rex_aconn_take(c, wc, n);
+}
+
+int rex_aconn_take(struct rex_aconn *c, struct ibv_wc *wc, int n)
+{
+	bool closing = c->state == REX_STATE_DRAINING || c->state == REX_STATE_CLOSED;
+	int i, good = 0;
+	uint64_t number;
+	uint32_t kind;
+
 	c->cq_taken += (uint64_t)n;
 	c->heard = true; /* for the idle deadline, which reads the clock */
 	for (i = 0; i < n; i++) {
 		/* The books: a receive is one; a send's number covers every
-		 * send before it, signalled or not. */
+		 * send before it, signalled or not. A lent send is the
+		 * program's own, outside them (rex_svc_conn_lend()). */
 		kind = rex_wr_id_kind(wc[i].wr_id);
 		if (kind == REX_WR_RECV) {
 			if (!c->srq)
 				c->recvs_posted--;
-		} else {
+		} else if (kind != REX_WR_LENT) {
 			number = rex_aconn_send_number(c, wc[i].wr_id);
 			if (number > c->sq_done)
 				c->sq_done = number;
@@ -184,7 +192,8 @@ int rex_aconn_poll(struct rex_aconn *c, struct ibv_wc *wc, int max, int *taken)
 				continue; /* ours: nothing for the program */
 		}
 		if (wc[i].status == IBV_WC_SUCCESS && !closing) {
-			wc[good++] = wc[i]; /* for the program to act on */
+			if (kind != REX_WR_LENT)    /* a lent one the program left here is done */
+				wc[good++] = wc[i]; /* for the program to act on */
 			continue;
 		}
 		/* A message the peer sent after its last word: the session ended

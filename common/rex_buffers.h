@@ -141,6 +141,8 @@ enum rex_wr_kind {
 	REX_WR_SEND = 1,   /**< a send of any opcode (rex_aconn: its number below) */
 	REX_WR_RECV = 2,   /**< a receive (its slot below) */
 	REX_WR_MARKER = 3, /**< rex_aconn's drain marker, never the program's */
+	REX_WR_LENT = 4,   /**< a send the program posted on a QP the helper lent
+	                        it (rex_svc_conn_lend()): outside rex_aconn's books */
 };
 
 /** \brief The kind of a wr_id made by rex_wr_id(). */

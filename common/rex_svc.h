@@ -105,9 +105,10 @@
  * once its queues exist (not when the address or route failed), rejected
  * when the server refused it, releasing when it had a QP, and closed; a
  * request a server's program rejected gets nothing more.
- * No callback runs inside a call the program made but rex_svc_conn_poll()
- * and rex_svc_conn_set_busy(): rex_svc_send() from within ops.message() is
- * fine, and rex_svc_close() from any callback too.
+ * No callback runs inside a call the program made but rex_svc_conn_poll(),
+ * rex_svc_conn_set_busy(), rex_svc_conn_give() and rex_svc_conn_unlend():
+ * rex_svc_send() from within ops.message() is fine, and rex_svc_close()
+ * from any callback too.
  *
  * Every line the helpers print starts with the program's name; functions
  * return 0 or a negative errno, printed already. Nothing exits the program.
@@ -411,6 +412,60 @@ void rex_svc_conn_poll(struct rex_svc_conn *c);
  *        inside this call then), for what came in between.
  */
 void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy);
+
+/** \brief A connection's QP and CQ, lent to the program: rex_svc_conn_lend(). */
+struct rex_svc_lent {
+	struct ibv_qp *qp; /**< post the program's sends here, wr_id rex_svc_lent_wr_id() */
+	struct ibv_cq
+	    *cq;       /**< poll it: the program's sends, and what goes to rex_svc_conn_give() */
+	uint32_t room; /**< sends of the program's that may be outstanding at once */
+};
+
+/**
+ * \brief Lend \p c's QP and CQ to the program, which posts its sends and
+ *        polls their completions with the verbs alone until
+ *        rex_svc_conn_unlend(): perftest's way, for a timed loop in which
+ *        every call counts. (06's page "part 3 in depth" measured the
+ *        helper's path around one completion: 0.4 to 0.7 us more than
+ *        ibv_poll_cq() alone on the lab's emulated CPU.)
+ *
+ * While lent, rex_svc_conn_poll() takes nothing from the CQ, and
+ * rex_svc_post_send() and the messages wait (-EBUSY). The program:
+ * - gives each of its sends the wr_id rex_svc_lent_wr_id(): the helper's
+ *   books leave them out;
+ * - has at most \p out->room of them outstanding at once;
+ * - hands every other completion it polls (a receive, a send posted
+ *   before the lend) to rex_svc_conn_give() at once, in the order polled;
+ * - looks at rex_svc_conn_open() after every round of the loop it runs:
+ *   once the connection is closing, the lend is over (the helper polls
+ *   the CQ again to drain it, dropping the program's completions), and
+ *   the QP and CQ are gone after ops.closed().
+ *
+ * Give them back with nothing of the program's outstanding.
+ * \return 0; -ENOTCONN when \p c is not open; -EINVAL when it is lent
+ *         already or not busy-polled (rex_svc_conn_set_busy(): else the
+ *         loop would poll the CQ on an event); -ENOBUFS when the send
+ *         queue has no room (one place is kept for the drain's marker).
+ */
+int rex_svc_conn_lend(struct rex_svc_conn *c, struct rex_svc_lent *out);
+
+/** \brief The wr_id of the program's send \p id on a lent QP (its own 32
+ *         bits come back in rex_wr_id_slot()). */
+static inline uint64_t rex_svc_lent_wr_id(uint32_t id)
+{
+	return rex_wr_id(REX_WR_LENT, id);
+}
+
+/**
+ * \brief \p n completions the program polled from a lent CQ that are not
+ *        its own (rex_wr_id_kind() is not #REX_WR_LENT): the helper keeps
+ *        its books and runs the callbacks, as rex_svc_conn_poll() would.
+ */
+void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n);
+
+/** \brief The end of a lend: the helper polls the CQ again (callbacks run
+ *         inside this call) and sends the messages that waited. */
+void rex_svc_conn_unlend(struct rex_svc_conn *c);
 
 /**
  * \brief From a client's ops.ready(): the private data of its connect

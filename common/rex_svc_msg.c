@@ -286,8 +286,9 @@ void rex_svc_msgs_pump(struct rex_svc_conn *c)
 		m->filled += ret == 0;
 		m->posted += ret == 0;
 	}
-	/* A send queue full of the program's sends: again at the next completion. */
-	if (ret && ret != -ENOBUFS) {
+	/* A send queue full of the program's sends, or lent to the program:
+	 * again at the next completion, or when it is given back. */
+	if (ret && ret != -ENOBUFS && ret != -EBUSY) {
 		rex_aconn_close(&c->ac, true);
 		return;
 	}

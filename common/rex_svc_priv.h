@@ -82,6 +82,7 @@ struct rex_svc_conn {
 	enum rex_svc_why why;             /* the first cause of its end, when why_set */
 	bool why_set;
 	bool peer_done;     /* rex_svc_conn_peer_done() */
+	bool lent;          /* its QP and CQ lent to the program: rex_svc_conn_lend() */
 	struct rex_aconn_dev *dev; /* its device, known from the request (server) or the route */
 	uint32_t max_sge;   /* what its QP got */
 	uint32_t send_depth, recv_depth; /* its queues: the configuration's, or set */

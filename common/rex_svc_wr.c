@@ -50,12 +50,41 @@ static void deliver(struct rex_svc_conn *c, const struct ibv_wc *wc)
 		ops->done(c, c->send_ids[i], wc);
 }
 
+/* What the books left to act on: to the program, then the messages. */
+static void act_on(struct rex_svc_conn *c, struct ibv_wc *wc, int good)
+{
+	int i;
+
+	/* A callback may close it: what follows is flushed news then. */
+	for (i = 0; i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
+		deliver(c, &wc[i]);
+	/* Closed by a callback: a shared queue's receives go back to it. */
+	for (; i < good; i++)
+		if (c->ac.srq && rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV)
+			rex_svc_srq_recv(&c->ac, &wc[i]);
+}
+
+/* The messages after completions: credits returned, slots freed. Only
+ * where the service has messages: a program that busy-polls its own work
+ * requests (06's pings) pays for every call made here, and the four calls
+ * that return at once cost 50 to 100 ns a poll on the lab's emulated CPU. */
+static void messages_on(struct rex_svc_conn *c)
+{
+	if (!c->svc->cfg.msg_size || c->lent)
+		return;
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_pump(c);
+	if (rex_svc_conn_open(c))
+		rex_svc_msgs_resume(c);
+}
+
 void rex_svc_conn_poll(struct rex_svc_conn *c)
 {
 	struct ibv_wc wc[REX_ACONN_WC_BATCH];
-	int good, taken, i, budget;
+	int good, taken, budget;
 
-	if (!c->ac.cq)
+	/* Lent: the program polls it, until the connection closes. */
+	if (!c->ac.cq || (c->lent && rex_svc_conn_open(c)))
 		return;
 	/* A CQ's worth a call, at most: what the callbacks post and complete
 	 * meanwhile (a stream refilling its window) waits for the next call,
@@ -67,26 +96,43 @@ void rex_svc_conn_poll(struct rex_svc_conn *c)
 	do {
 		good = rex_aconn_poll(&c->ac, wc, REX_ACONN_WC_BATCH, &taken);
 		budget -= taken;
-		/* A callback may close it: what follows is flushed news then. */
-		for (i = 0;
-		     i < good && (rex_svc_conn_open(c) || c->ac.state == REX_STATE_CONNECTING); i++)
-			deliver(c, &wc[i]);
-		/* Closed by a callback: a shared queue's receives go back to it. */
-		for (; i < good; i++)
-			if (c->ac.srq && rex_wr_id_kind(wc[i].wr_id) == REX_WR_RECV)
-				rex_svc_srq_recv(&c->ac, &wc[i]);
+		act_on(c, wc, good);
 	} while (taken == REX_ACONN_WC_BATCH && budget > 0);
-	/* Messages only where the service has them: a program that busy-polls
-	 * its own work requests (06's pings) pays for every call made here,
-	 * and the four calls that return at once cost 50 to 100 ns a poll on
-	 * the lab's emulated CPU. */
-	if (!c->svc->cfg.msg_size)
-		return;
-	if (rex_svc_conn_open(c))
-		rex_svc_msgs_pump(c);
-	if (rex_svc_conn_open(c))
-		rex_svc_msgs_resume(c);
+	messages_on(c);
 }
+
+/* [lend] */
+int rex_svc_conn_lend(struct rex_svc_conn *c, struct rex_svc_lent *out)
+{
+	uint64_t outstanding = c->ac.sq_posted - c->ac.sq_done;
+
+	if (!rex_svc_conn_open(c))
+		return -ENOTCONN;
+	if (c->lent || !c->ac.lcq.busy_polled)
+		return -EINVAL;
+	/* One place kept for the drain's marker, should the connection close. */
+	if (outstanding + 1 >= c->send_depth)
+		return -ENOBUFS;
+	out->qp = c->ac.qp;
+	out->cq = c->ac.cq;
+	out->room = (uint32_t)(c->send_depth - outstanding - 1);
+	c->lent = true;
+	return 0;
+}
+
+void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n)
+{
+	act_on(c, wc, rex_aconn_take(&c->ac, wc, n));
+}
+
+void rex_svc_conn_unlend(struct rex_svc_conn *c)
+{
+	if (!c->lent)
+		return;
+	c->lent = false;
+	rex_svc_conn_poll(c); /* what came meanwhile, and the messages that waited */
+}
+/* [lend] */
 
 void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy)
 {
@@ -115,6 +161,8 @@ int rex_svc_post_kind(struct rex_svc_conn *c, struct ibv_send_wr *first, uint8_t
 
 	if (!rex_svc_conn_open(c))
 		return -ENOTCONN;
+	if (c->lent)
+		return -EBUSY;
 	for (wr = first; wr; wr = wr->next)
 		count++;
 	if (c->ac.sq_posted - c->ac.sq_done + count > depth)

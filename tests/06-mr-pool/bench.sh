@@ -25,6 +25,8 @@
 #                   request, data verified), READ on a Poisson schedule
 #                   (-n 500: 500 done), and --max-p99: far below any run,
 #                   exit 3 and a line naming the percentile; far above, exit 0
+#   lend            --lend: READ, FETCH_AND_ADD, WRITE and SEND latency on a
+#                   lent QP, data verified
 #   cycles          --cycles: READ and SEND latency timed by the cycle
 #                   counter (the parameters line says so); its samples, from
 #                   the histogram, add up to at most the run's time by the
@@ -327,6 +329,19 @@ print(f"samples add up to {total:.4f} s; the run took {r['seconds']:.4f} s by th
 # last ping's wait, which is no sample: once 1.3 s of a loaded 5 s run.
 assert h["n"] >= 1999 and 0.2 < total / r["seconds"] < 1.1, (total, r["seconds"])
 PY
+	done
+	stop_server
+	;;
+lend)
+	# --lend: the pings posted and polled with the verbs alone on the QP the
+	# helper lends; every op's data or counter checked after it, and the
+	# control messages (DONE, the grant's end) through the helper again.
+	start_server
+	for op in read fadd write send; do
+		client "$op-lend" 0 -o "$op" -m lat -s 8 -n 2000 --lend --cycles
+		has "$op-lend" "^client: $op lat, 1 QP, depth 1, signal every 1, inline 0, busy polling of a lent QP, pings timed by the cycle counter$"
+		has "$op-lend" '^ 8 +1999 '
+		has "$op-lend" '^client: data verified: '
 	done
 	stop_server
 	;;

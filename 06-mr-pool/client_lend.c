@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client_lend.c: --lend in 06's client (see client.h): latency pings
+ * posted and polled with the verbs alone, as perftest does, on the QP and
+ * CQ that the helper lends for a size's runs (rex_svc_conn_lend()), and
+ * not through its books.
+ */
+#include <string.h>
+
+#include "client.h"
+
+/* --lend: the latency QP's QP and CQ lent to us for a size's runs. */
+int set_lent(struct client *cl, bool lend)
+{
+	struct qp *q = &cl->qps[0];
+	int ret;
+
+	if (!lend) {
+		if (q->lent.qp)
+			rex_svc_conn_unlend(q->conn);
+		q->lent = (struct rex_svc_lent){0};
+		return 0;
+	}
+	ret = q->conn ? rex_svc_conn_lend(q->conn, &q->lent) : -ENOTCONN;
+	if (ret)
+		fprintf(stderr, "client: rex_svc_conn_lend: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* A ping: through the helper, or with --lend on the lent QP itself. */
+int post_ping(struct qp *q, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (!q->conn || !rex_svc_conn_open(q->conn))
+		return -ENOTCONN;
+	if (!q->lent.qp) {
+		wr->wr_id = q->seq + 1;
+		return rex_svc_post_send(q->conn, wr);
+	}
+	wr->wr_id = rex_svc_lent_wr_id((uint32_t)(q->seq + 1));
+	ret = ibv_post_send(q->lent.qp, wr, &bad);
+	if (ret)
+		rex_report_errno("ibv_post_send", ret);
+	return -ret;
+}
+
+/* --lend: one poll of the lent CQ, as perftest polls. Our pings are the
+ * program's own (REX_WR_LENT, the low 32 bits of their number); anything
+ * else goes to the helper, whose books and callbacks take it. */
+/* [lat-lent] */
+void lent_step(struct qp *q)
+{
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(q->lent.cq, 1, &wc);
+
+	if (n == 0)
+		return;
+	if (n < 0 || (rex_wr_id_kind(wc.wr_id) == REX_WR_LENT && wc.status != IBV_WC_SUCCESS)) {
+		if (n < 0)
+			fprintf(stderr, "client: ibv_poll_cq failed (%d)\n", n);
+		else
+			rex_report_wc("send", &wc);
+		q->cl->broken = true;
+		rex_svc_close(q->conn, true);
+	} else if (rex_wr_id_kind(wc.wr_id) != REX_WR_LENT) {
+		rex_svc_conn_give(q->conn, &wc, 1);
+	} else {
+		q->completed = q->seq - (uint32_t)((uint32_t)q->seq - rex_wr_id_slot(wc.wr_id));
+	}
+}
+/* [lat-lent] */
