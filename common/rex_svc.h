@@ -426,7 +426,7 @@ struct rex_svc_lent {
  *        polls their completions with the verbs alone until
  *        rex_svc_conn_unlend(): perftest's way, for a timed loop in which
  *        every call counts. (06's page "part 3 in depth" measured the
- *        helper's path around one completion: 0.4 to 0.7 us more than
+ *        helper's path around one completion: 0.4 to 0.6 us more than
  *        ibv_poll_cq() alone on the lab's emulated CPU.)
  *
  * While lent, rex_svc_conn_poll() takes nothing from the CQ, and
