@@ -416,9 +416,8 @@ void rex_svc_conn_set_busy(struct rex_svc_conn *c, bool busy);
 /** \brief A connection's QP and CQ, lent to the program: rex_svc_conn_lend(). */
 struct rex_svc_lent {
 	struct ibv_qp *qp; /**< post the program's sends here, wr_id rex_svc_lent_wr_id() */
-	struct ibv_cq
-	    *cq;       /**< poll it: the program's sends, and what goes to rex_svc_conn_give() */
-	uint32_t room; /**< sends of the program's that may be outstanding at once */
+	struct ibv_cq *cq; /**< poll it; pass what is not the program's to rex_svc_conn_give() */
+	uint32_t room;     /**< sends of the program's that may be outstanding at once */
 };
 
 /**
