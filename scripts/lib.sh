@@ -13,8 +13,9 @@ PATH=$PATH:/usr/sbin:/sbin
 # clang only recommends it). libevent-dev: tests/copy-async runs the service
 # helpers inside a libevent loop, as a service with a loop of its own would.
 REX_PKGS_BUILD="gcc clang libclang-rt-14-dev make cmake pkg-config libibverbs-dev librdmacm-dev libevent-dev"
-# python3: 06-mr-pool.regcost_run parses the JSON of regcost with it.
-REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox"
+# python3: 06-mr-pool.regcost_run parses the JSON of regcost with it. strace and
+# linux-perf (perf stat): exercise 06-reg-syscalls counts system calls and page faults.
+REX_PKGS_RDMA="rdma-core ibverbs-providers ibverbs-utils rdmacm-utils iproute2 perftest python3 gnuplot-nox strace linux-perf"
 # tcpdump and tshark: "scripts/lab capture" and scripts/wire-trace (the wire tests).
 REX_PKGS_LAB="qemu-system-x86 busybox-static cpio kmod tcpdump tshark"
 REX_PKGS_DOCS="doxygen graphviz mscgen chromium fonts-dejavu-core fonts-dejavu-extra"
