@@ -12,6 +12,8 @@ ex_run() {
 	for w in 1 8 16; do
 		ex_pair "w$w" '@BIN@/03-read-write-server -a @ADDR@ -p @PORT@ -s 4K -v' \
 			"@BIN@/03-read-write-client -a @ADDR@ -p @PORT@ -s 4K -n 2000 -w $w"
+		# A client without -w: the other two runs would say the same.
+		! ex_has "w$w" 'unknown option|invalid option' || break
 	done
 }
 
