@@ -45,7 +45,7 @@ ex_judge() {
 		"NULL, with no message: back-pressure, counted in the pool's refused" \
 		"it waits until a buffer is put back"
 	ex_number "How many gets did the pool refuse in the whole run?" "$refused" "$refused" \
-		"Read it off the stats line: one refused get for each of the 20 batches of 1,000 (10 untimed, 10 timed) = 20000. Each batch also took the one buffer 1,000 times (gets), and high_water stayed 1: never more than one buffer out at once."
+		"Read it off the stats line: every second get was refused, one for each of the 1,000 gets of a batch, in 20 batches (10 untimed, 10 timed): 20000. The first get of each pair took the one buffer (gets counts those), and high_water stayed 1: never more than one buffer out at once."
 	ex_choice "How could a program use high_water and refused to size its pool?" b \
 		"b: run the real load and read the stats: high_water is the most buffers that were ever out at once, what the load really needed; refused counts the moments it wanted more than the pool had (each one a stall, a message that waited). Size the pool at least to high_water under the heaviest load you expect, with a margin, and treat a growing refused as a sign to enlarge it (or to post less at a time). A pool much larger than high_water pins memory for nothing." \
 		"make the pool refused times larger than it is" \
