@@ -473,10 +473,13 @@ int rex_conn_wait_disconnect(struct rex_conn *conn)
 	int ret;
 
 	/* The peer's request may be lost and sent again seconds later, as
-	 * rex_conn_disconnect() allows for: the same wait. */
+	 * rex_conn_disconnect() allows for: the same wait. A peer whose CM had
+	 * not yet taken our ready-to-use ends with a reject (REJECTED, status
+	 * 28, consumer defined): the connection is over just the same. */
 	ret = conn->peer_left ? 0
-	                      : rex_cm_wait(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
-	                                    conn->attr.disconnect_timeout_ms, NULL);
+	                      : rex_cm_wait_either(conn->channel, RDMA_CM_EVENT_DISCONNECTED,
+	                                           RDMA_CM_EVENT_REJECTED,
+	                                           conn->attr.disconnect_timeout_ms, NULL);
 	/*
 	 * The peer's disconnect request (DREQ) arrived as DISCONNECTED, but
 	 * nothing has answered it yet: the reply (DREP) goes out only from

@@ -235,6 +235,11 @@ int rex_conn_disconnect(struct rex_conn *conn);
  * IBV_WC_WR_FLUSH_ERR; once they have, the device touches the connection's
  * memory no more and it may be deregistered.
  *
+ * A peer that ends the connection before its own CM has taken our
+ * ready-to-use (a server that serves from its accept on, under load) sends
+ * a reject instead: its CM still counts the connection as being set up.
+ * That arrives as REJECTED, and counts here as the peer's disconnect.
+ *
  * Whatever happens, the QP is stopped when this returns: when the wait fails
  * (the peer stayed connected past the timeout, a signal came, another event
  * arrived), rdma_disconnect() ends the connection from this side. When the
