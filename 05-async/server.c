@@ -287,6 +287,22 @@ static int serve(struct server *s)
 }
 /* [serve] */
 
+/* With -v, what held the loop longest: a round of completion events, a
+ * round of CM events (chapter 05's exercises take their budgets out). */
+static void report_loop(const struct server *s, const struct rex_svc_stats *st)
+{
+	rex_debug(s->opts.verbose, "server",
+	          "loop: at most %u completion events in a round (budget %d)",
+	          rex_loop_most_cq_events(s->loop), REX_LOOP_BUDGET);
+	rex_debug(s->opts.verbose, "server",
+	          "loop: at most %u CM events in a round (budget %d), the longest %.1f ms",
+	          st->cm.most_events, REX_ACONN_CM_BUDGET, st->cm.longest_round_ns / 1e6);
+	rex_debug(s->opts.verbose, "server",
+	          "loop: longest CM event %.1f ms; latest begun %.1f ms into its round (budget %d)",
+	          st->cm.longest_event_ns / 1e6, st->cm.latest_begin_ns / 1e6,
+	          REX_ACONN_CM_BUDGET_MS);
+}
+
 /* [report] */
 static int report_totals(const struct server *s)
 {
@@ -301,6 +317,7 @@ static int report_totals(const struct server *s)
 		printf("server: shared receive queue: %u receives, %" PRIu64 " taken, %u posted "
 		       "at the fewest, %" PRIu64 " low-water events, %lu connections refused\n",
 		       q.depth, q.taken, q.min_posted, q.limit_events, st.srq_full);
+	report_loop(s, &st);
 	return st.listener_lost ? -1 : 0;
 }
 /* [report] */

@@ -233,12 +233,26 @@ struct rex_aconn_dev {
 	struct ibv_comp_channel *comp_channel; /**< all CQs of its connections */
 	void *user;                            /**< the program's (06: its memory pool) */
 	void *helper; /**< the layer above's (rex_svc: the device's shared receive queue) */
-	bool watching_channel;                 /**< the loop watches the completion channel */
-	bool watching_async;                   /**< the loop watches the async fd */
-	bool lost;                             /**< gone: released with its last connection */
-	struct rex_aconn_devs *devs;           /**< the set it belongs to */
-	struct rex_aconn *conns;               /**< its connections (device-wide events) */
-	struct rex_aconn_dev *next;            /**< the set's next device */
+	bool watching_channel;       /**< the loop watches the completion channel */
+	bool watching_async;         /**< the loop watches the async fd */
+	bool lost;                   /**< gone: released with its last connection */
+	struct rex_aconn_devs *devs; /**< the set it belongs to */
+	struct rex_aconn *conns;     /**< its connections (device-wide events) */
+	struct rex_aconn_dev *next;  /**< the set's next device */
+};
+
+/**
+ * \brief How long the CM channel held the loop: rex_aconn_devs_read_cm()
+ *        keeps them. A round is bounded by its budgets: at most
+ *        #REX_ACONN_CM_BUDGET events, and none begun once
+ *        #REX_ACONN_CM_BUDGET_MS have passed, so latest_begin_ns stays below
+ *        that time and longest_round_ns below it plus longest_event_ns.
+ */
+struct rex_aconn_cm_stats {
+	unsigned most_events;      /**< the most CM events taken in one round */
+	uint64_t longest_round_ns; /**< the longest round, first event to last */
+	uint64_t longest_event_ns; /**< the longest event (a connect request, mostly) */
+	uint64_t latest_begin_ns;  /**< the latest an event began, from its round's start */
 };
 
 /** \brief Every device of a program, the CM channel, and the common settings. */
@@ -265,6 +279,7 @@ struct rex_aconn_devs {
 	 *  (IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_SRQ_ERR): for whoever made
 	 *  it (rex_srq_async_event()). NULL: printed as any other event. */
 	void (*srq_event)(struct rex_aconn_dev *dev, const struct ibv_async_event *event);
+	struct rex_aconn_cm_stats cm_stats; /**< kept by rex_aconn_devs_read_cm() */
 };
 
 /** \brief One connection: embed it in the program's own structure. */

@@ -51,31 +51,55 @@ void rex_aconn_devs_init(struct rex_aconn_devs *devs, struct rex_loop *loop, con
 	devs->cm_arg = cm_arg;
 }
 
+/* The clock after an event that began at since, in a round that began at
+ * start: the longest event, and the latest one began into its round. */
+static uint64_t note_cm_event(struct rex_aconn_devs *devs, uint64_t start, uint64_t since)
+{
+	uint64_t now = rex_aconn_clock_ns();
+
+	if (now - since > devs->cm_stats.longest_event_ns)
+		devs->cm_stats.longest_event_ns = now - since;
+	if (since - start > devs->cm_stats.latest_begin_ns)
+		devs->cm_stats.latest_begin_ns = since - start;
+	return now;
+}
+
+static void note_cm_round(struct rex_aconn_devs *devs, int events, uint64_t ns)
+{
+	if ((unsigned)events > devs->cm_stats.most_events)
+		devs->cm_stats.most_events = (unsigned)events;
+	if (ns > devs->cm_stats.longest_round_ns)
+		devs->cm_stats.longest_round_ns = ns;
+}
+
 /* [cm-read] */
 int rex_aconn_devs_read_cm(struct rex_aconn_devs *devs)
 {
-	uint64_t until = rex_aconn_clock_ns() + (uint64_t)REX_ACONN_CM_BUDGET_MS * REX_ACONN_MS;
+	uint64_t start = rex_aconn_clock_ns(), now = start;
+	uint64_t until = start + (uint64_t)REX_ACONN_CM_BUDGET_MS * REX_ACONN_MS;
 	struct rex_cm_event ev;
-	int n, ret;
+	int n, ret = 1;
 
 	/* Until the channel is empty, but within a budget of events and of
 	 * time: a connect request creates a CQ, a QP and memory, and the
 	 * completions of the connections already up must not wait behind a
 	 * burst of them. What is left waits for the next round. */
 	for (n = 0; n < REX_ACONN_CM_BUDGET; n++) {
-		if (n > 0 && rex_aconn_clock_ns() >= until)
-			return 1;
+		if (n > 0 && now >= until)
+			break;
 		ret = rex_cm_next(devs->channel, &ev); /* copied and acknowledged */
 		if (ret <= 0)
-			return ret;
+			break;
 		/* Every event of every connection comes through this one channel;
 		 * id->context says whose it is. A connect request's id is new. */
 		if (ev.type != RDMA_CM_EVENT_CONNECT_REQUEST && ev.id && ev.id->context)
 			rex_aconn_cm_event(ev.id->context, &ev);
 		else
 			devs->cm_fn(devs, &ev, devs->cm_arg);
+		now = note_cm_event(devs, start, now);
 	}
-	return 1;
+	note_cm_round(devs, n, now - start);
+	return ret;
 }
 /* [cm-read] */
 

@@ -43,19 +43,20 @@ struct watch {
 
 struct rex_loop {
 	int epfd;
-	int timerfd;                   /* armed for the earliest timer, or disarmed */
-	uint64_t timerfd_ns;           /* the deadline it is set to; 0: disarmed */
-	int sigfd;                     /* -1 until rex_loop_add_signals() */
-	sigset_t old_mask;             /* restored by rex_loop_destroy() */
-	struct watch *watches;         /* being watched */
-	struct watch *dead;            /* removed this round: freed at its end */
-	struct rex_loop_timer *timers; /* armed, earliest deadline first */
+	int timerfd;                        /* armed for the earliest timer, or disarmed */
+	uint64_t timerfd_ns;                /* the deadline it is set to; 0: disarmed */
+	int sigfd;                          /* -1 until rex_loop_add_signals() */
+	sigset_t old_mask;                  /* restored by rex_loop_destroy() */
+	struct watch *watches;              /* being watched */
+	struct watch *dead;                 /* removed this round: freed at its end */
+	struct rex_loop_timer *timers;      /* armed, earliest deadline first */
 	struct rex_loop_timer *timers_tail; /* the latest */
 	struct rex_loop_task *tasks, *tasks_tail;
 	uint64_t now_ns;
 	unsigned timer_pass; /* counts the passes of timers_due() */
 	uint64_t rounds;     /* rex_loop_rounds() */
 	uint64_t idle_rounds;
+	unsigned most_cq_events; /* rex_loop_most_cq_events() */
 	bool stop;
 };
 
@@ -525,6 +526,17 @@ void rex_loop_stop(struct rex_loop *loop)
 int rex_loop_fd(const struct rex_loop *loop)
 {
 	return loop->epfd;
+}
+
+void rex_loop_note_cq_events(struct rex_loop *loop, unsigned taken)
+{
+	if (taken > loop->most_cq_events)
+		loop->most_cq_events = taken;
+}
+
+unsigned rex_loop_most_cq_events(const struct rex_loop *loop)
+{
+	return loop->most_cq_events;
 }
 
 void rex_loop_rounds(const struct rex_loop *loop, uint64_t *rounds, uint64_t *idle)

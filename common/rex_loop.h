@@ -358,6 +358,18 @@ int rex_loop_add_signals(struct rex_loop *loop, const int *signals, int count,
 int rex_loop_add_comp_channel(struct rex_loop *loop, struct ibv_comp_channel *channel);
 
 /**
+ * \brief The most CQ events a completion channel's reader took in one round
+ *        since rex_loop_create(): #REX_LOOP_BUDGET at most. A loop that
+ *        often reaches it has channels that are hardly ever empty; the
+ *        budget is what gives its signals, timers and CM their turn.
+ */
+unsigned rex_loop_most_cq_events(const struct rex_loop *loop);
+
+/** \brief Called by a completion channel's reader at the end of its round,
+ *         with the events it took (rex_loop_most_cq_events() keeps the most). */
+void rex_loop_note_cq_events(struct rex_loop *loop, unsigned taken);
+
+/**
  * \brief Set up \p lcq for a CQ that will call \p fn. Call it before
  *        ibv_create_cq(), which takes \p lcq as its cq_context; then set
  *        lcq->cq and call rex_loop_cq_arm().

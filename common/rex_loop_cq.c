@@ -63,7 +63,7 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 				rex_report_errno("ibv_get_cq_event", errno);
 				rex_loop_remove_fd(loop, channel->fd);
 			}
-			return;
+			break;
 		}
 		struct rex_loop_cq *lcq = context;
 
@@ -81,6 +81,7 @@ static void cq_events(struct rex_loop *loop, uint32_t events, void *arg)
 		lcq->fn(loop, lcq);
 	}
 	/* [cq-take] */
+	rex_loop_note_cq_events(loop, (unsigned)taken); /* rex_loop_most_cq_events() */
 }
 /* [cq-events] */
 

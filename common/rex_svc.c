@@ -149,6 +149,7 @@ unsigned rex_svc_conns(const struct rex_svc *s)
 void rex_svc_stats(const struct rex_svc *s, struct rex_svc_stats *out)
 {
 	*out = s->stats;
+	out->cm = s->devs.cm_stats;
 }
 
 int rex_svc_serve(struct rex_svc *s, const char *addr, uint16_t port)

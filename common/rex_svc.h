@@ -188,7 +188,7 @@ struct rex_svc_config {
 	/** Bytes of each shared receive, without messages (with messages:
 	 *  a message with its header). */
 	uint32_t srq_buf_size;
-	int backlog;         /**< connect requests the kernel keeps for a server */
+	int backlog;                /**< connect requests the kernel keeps for a server */
 	struct rex_aconn_attr attr; /**< deadlines and transport settings (rex_aconn.h) */
 };
 
@@ -341,6 +341,8 @@ struct rex_svc_stats {
 	/** The listener's device went away, or the CM channel failed: the
 	 *  helper said so and stopped the service (as rex_svc_stop()). */
 	bool listener_lost;
+	/** How long reading the CM channel held the loop (its devices'). */
+	struct rex_aconn_cm_stats cm;
 };
 
 /** \brief The counts of \p svc. */
