@@ -70,6 +70,14 @@ def write_pages(root, out):
     return 0
 
 
+def page_text(folder, name):
+    """The lines of an exercise's markdown file, for its page: written into
+    the page itself, since Doxygen's \\include{doc} runs its paragraphs
+    together."""
+    with open(os.path.join(folder, name), encoding='utf-8') as f:
+        return f.read().rstrip('\n').split('\n')
+
+
 def exercise_pages(root):
     """A page per exercise: what it is, its hint, its reference solution."""
     confs = [(page_order(conf), conf) for conf in
@@ -98,12 +106,12 @@ def exercise_pages(root):
         text += ['', f'\\page {label} {ex}: {fields.get("TITLE", ex)}', '',
                  f'Exercise {fields.get("WHERE", "")}, a *{kind}* exercise. Check it with',
                  f'`scripts/exercise check {ex}` (in a terminal: it asks the page\'s questions).', '',
-                 '**The hint.**', '', f'\\include{{doc}} {rel}/hint.md', '']
+                 '**The hint.**', ''] + page_text(folder, 'hint.md') + ['']
         if kind == 'measure':
             text += ['**The answers.**', '',
                      'Try the exercise first: the check asks the questions and explains its',
                      f'answers. They are (`{rel}/solution.md`):', '',
-                     f'\\include{{doc}} {rel}/solution.md']
+                     ] + page_text(folder, 'solution.md')
         else:
             text += ['**The reference solution.**', '',
                      'Try the exercise first: the check says what is missing. The patch that',
