@@ -3,15 +3,15 @@
 #
 # exercises/05-starve-loop/sigint-client.sh BIN ADDR PORT: the client half of
 # the check's run (scripts/pair runs it as the client command). Runs 05's
-# client with 32 connections of 4 messages in flight each, waits until all 32
-# are established, lets them echo for 2 s, says so in a line of its own and
-# sends SIGINT to the server listening on ADDR PORT, then waits for the
-# client. Exit status: the client's.
+# client with 32 connections of 16 messages in flight each (as many as the
+# server takes), waits until all 32 are established, lets them echo for 4 s,
+# says so in a line of its own and sends SIGINT to the server listening on
+# ADDR PORT, then waits for the client. Exit status: the client's.
 set -uo pipefail
 bin=$1 addr=$2 port=$3
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$bin/05-async-client" -a "$addr" -p "$port" -q 32 -w 4 -n 100000 >"$out" 2>&1 &
+"$bin/05-async-client" -a "$addr" -p "$port" -q 32 -w 16 -n 100000 >"$out" 2>&1 &
 client=$!
 tail -n +1 -f --pid="$client" "$out" &
 for _ in $(seq 300); do
@@ -22,7 +22,7 @@ done
 # The server's pid first, the line and the signal then: in an emulated VM
 # pgrep takes a good part of a second, which would count as the server's.
 server=$(pgrep -f "^[^ ]*05-async-server -a $addr -p $port( |\$)" | head -n 1)
-sleep 2
+sleep 4
 echo "check: SIGINT to the server"
 kill -INT "$server"
 wait "$client"
