@@ -22,15 +22,17 @@ It fails, naming the page and the element, when
 --report prints each page's height, screens, words and widest element and
 passes. Exit: 0 pass, 1 a page fails, 2 bad arguments or no browser or page.
 """
+import fcntl
 import glob
-import html
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 WINDOW = (1280, 900)
 SCREEN_PX = 765        # the content a 1280x900 window shows at once, below the header
@@ -38,40 +40,46 @@ HEIGHT_PX = 5000
 REFERENCE = {'troubleshooting', 'iwarp'}
 BROWSERS = ('chromium', 'chromium-browser', 'google-chrome')
 
-# Run in the page once it has loaded and Doxygen's side bar has set the
-# column: measures the page and writes the figures into the DOM, where
-# --dump-dom hands them back.
-MEASURE = r'''
-<script>
-window.addEventListener('load', function () { setTimeout(function () {
-  var scroller = document.getElementById('doc-content') || document.scrollingElement;
-  var contents = document.querySelector('div.contents') || document.body;
-  var left = contents.getBoundingClientRect().left;
-  var right = left + contents.clientWidth;
-  var wide = [];
-  var sel = 'table, pre, div.fragment, img, svg, object, iframe, div.image, div.dotgraph, p, li, h1, h2, h3';
-  contents.querySelectorAll(sel).forEach(function (e) {
-    var r = e.getBoundingClientRect();
-    var inner = e.clientWidth > 0 ? e.scrollWidth - e.clientWidth : 0;
-    var past = Math.round(r.right - right);
-    var hidden = Math.max(inner, past);
-    if (hidden > 1) {
-      var what = e.getAttribute('src') || e.getAttribute('data') || e.textContent || '';
-      wide.push({tag: e.tagName.toLowerCase(), hidden: hidden,
-                 text: what.replace(/\s+/g, ' ').trim().slice(0, 70)});
-    }
-  });
-  var words = (contents.innerText || '').split(/\s+/).filter(function (w) { return w; }).length;
-  var out = {height: Math.round(scroller.scrollHeight), column: contents.clientWidth,
-             sideways: scroller.scrollWidth - scroller.clientWidth, words: words, wide: wide};
-  var pre = document.createElement('pre');
-  pre.id = 'rex-figures';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-}, 1500); });
-</script>
-'''
-FIGURES = re.compile(r'<pre id="rex-figures">(.*?)</pre>', re.S)
+# Evaluated in the page once it has loaded: measures it, again every 200 ms
+# until two readings agree (Doxygen's scripts set the side bar and the
+# column after the load event), and hands the figures back.
+MEASURE = r"""
+(async function () {
+  function figures() {
+    var scroller = document.getElementById('doc-content') || document.scrollingElement;
+    var contents = document.querySelector('div.contents') || document.body;
+    var left = contents.getBoundingClientRect().left;
+    var right = left + contents.clientWidth;
+    var wide = [];
+    var sel = 'table, pre, div.fragment, img, svg, object, iframe, div.image, div.dotgraph, p, li, h1, h2, h3';
+    contents.querySelectorAll(sel).forEach(function (e) {
+      var r = e.getBoundingClientRect();
+      var inner = e.clientWidth > 0 ? e.scrollWidth - e.clientWidth : 0;
+      var past = Math.round(r.right - right);
+      var hidden = Math.max(inner, past);
+      if (hidden > 1) {
+        var what = e.getAttribute('src') || e.getAttribute('data') || e.textContent || '';
+        wide.push({tag: e.tagName.toLowerCase(), hidden: hidden,
+                   text: what.replace(/\s+/g, ' ').trim().slice(0, 70)});
+      }
+    });
+    var words = (contents.innerText || '').split(/\s+/).filter(function (w) { return w; }).length;
+    return {height: Math.round(scroller.scrollHeight), column: contents.clientWidth,
+            sideways: scroller.scrollWidth - scroller.clientWidth, words: words, wide: wide};
+  }
+  function pause(ms) { return new Promise(function (done) { setTimeout(done, ms); }); }
+  await pause(200);
+  var last = JSON.stringify(figures());
+  for (var i = 0; i < 50; i++) {
+    await pause(200);
+    var now = JSON.stringify(figures());
+    if (now === last)
+      return now;
+    last = now;
+  }
+  return last;
+})()
+"""
 LABEL = re.compile(r'^#\s.*\{#([A-Za-z0-9_]+)\}\s*$')
 
 
@@ -105,18 +113,103 @@ def browser():
     return None
 
 
-def measure(chrome, page, profile):
-    cmd = [chrome, '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-           '--hide-scrollbars',
-           '--user-data-dir=' + profile, '--window-size=%d,%d' % WINDOW,
-           '--virtual-time-budget=10000', '--dump-dom', 'file://' + page]
-    try:
-        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, timeout=120).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    m = FIGURES.search(out)
-    return json.loads(html.unescape(m.group(1))) if m else None
+class Chromium:
+    """One headless Chromium for every page, driven over its DevTools pipe
+    (--remote-debugging-pipe: Chromium reads commands on its fd 3 and writes
+    answers and events on its fd 4, each a JSON text ending in a NUL byte).
+    Starting a browser per page cost about a second of CPU each, minutes in
+    all on a loaded host; one browser loads a page in a fraction of that."""
+
+    def __init__(self, path, profile):
+        cmd_r, cmd_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        # Ours above 9, so that the shell's redirections below cannot clobber
+        # them; bash (dash takes one digit only) puts Chromium's ends on 3 and 4.
+        cmd_r, cmd_w, ans_r, ans_w = [self._high(fd) for fd in (cmd_r, cmd_w, ans_r, ans_w)]
+        args = [path, '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+                '--hide-scrollbars', '--user-data-dir=' + profile,
+                '--window-size=%d,%d' % WINDOW, '--remote-debugging-pipe', 'about:blank']
+        shell = f'exec "$0" "$@" 3<&{cmd_r} 4>&{ans_w} {cmd_r}<&- {ans_w}>&-'
+        self.proc = subprocess.Popen(['bash', '-c', shell] + args, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     pass_fds=(cmd_r, ans_w))
+        os.close(cmd_r)
+        os.close(ans_w)
+        self.out, self.inp = cmd_w, ans_r
+        self.buf = b''
+        self.last_id = 0
+        self.session = None
+
+    @staticmethod
+    def _high(fd):
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(fd)
+        return high
+
+    def _message(self, deadline):
+        """The next message from Chromium, or None once the deadline passed."""
+        while b'\0' not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.inp], [], [], left)[0]:
+                return None
+            chunk = os.read(self.inp, 1 << 16)
+            if not chunk:
+                raise RuntimeError('Chromium closed its DevTools pipe (it exited: %s)'
+                                   % self.proc.poll())
+            self.buf += chunk
+        text, self.buf = self.buf.split(b'\0', 1)
+        return json.loads(text)
+
+    def call(self, method, seconds=60, **params):
+        """Send a command; its result, once it comes (events before it are dropped)."""
+        self.last_id += 1
+        msg = {'id': self.last_id, 'method': method, 'params': params}
+        if self.session:
+            msg['sessionId'] = self.session
+        os.write(self.out, json.dumps(msg).encode() + b'\0')
+        deadline = time.monotonic() + seconds
+        while True:
+            m = self._message(deadline)
+            if m is None:
+                raise RuntimeError(f'{method}: no answer from Chromium within {seconds} s')
+            if m.get('id') == self.last_id:
+                if 'error' in m:
+                    raise RuntimeError(f'{method}: {m["error"].get("message")}')
+                return m.get('result', {})
+
+    def open_tab(self):
+        target = self.call('Target.createTarget', url='about:blank')['targetId']
+        self.session = self.call('Target.attachToTarget', targetId=target,
+                                 flatten=True)['sessionId']
+        self.call('Emulation.setDeviceMetricsOverride', width=WINDOW[0], height=WINDOW[1],
+                  deviceScaleFactor=1, mobile=False)
+        self.call('Page.enable')
+
+    def measure(self, page, seconds=60):
+        """Load the page, wait for its load event, and measure it."""
+        self.call('Page.navigate', url='file://' + page)
+        deadline = time.monotonic() + seconds
+        while True:
+            m = self._message(deadline)
+            if m is None:
+                raise RuntimeError(f'{page}: not loaded within {seconds} s')
+            if m.get('method') == 'Page.loadEventFired' and m.get('sessionId') == self.session:
+                break
+        result = self.call('Runtime.evaluate', seconds, expression=MEASURE,
+                           awaitPromise=True, returnByValue=True)
+        if 'exceptionDetails' in result:
+            raise RuntimeError(f'{page}: the measuring script failed: '
+                               f'{result["exceptionDetails"].get("text")}')
+        return json.loads(result['result']['value'])
+
+    def close(self):
+        try:
+            os.close(self.out)  # Chromium exits when its pipe closes
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.inp)
 
 
 def check(label, fig):
@@ -151,31 +244,29 @@ def main(argv):
         return 2
     failed = 0
     with tempfile.TemporaryDirectory(prefix='rex-pages-') as tmp:
-        copy = os.path.join(tmp, 'html')
-        shutil.copytree(built, copy)
-        for label, name in pages(root, built):
-            if only and label != only:
-                continue
-            path = os.path.join(copy, name)
-            try:
-                with open(path, encoding='utf-8') as f:
-                    text = f.read()
-            except OSError as e:
-                print(f'{name}: {e.strerror} (build the docs first)', file=sys.stderr)
-                return 2
-            with open(path, 'w', encoding='utf-8') as f:
-                f.write(text.replace('</body>', MEASURE + '</body>', 1))
-            fig = measure(chrome, path, os.path.join(tmp, 'profile'))
-            if fig is None:
-                print(f'{name}: Chromium gave no figures for the page', file=sys.stderr)
-                return 2
-            widest = max((w['hidden'] for w in fig['wide']), default=0)
-            if report:
-                print(f'{label:20} {fig["height"]:6} px {fig["height"] / SCREEN_PX:5.1f} screens '
-                      f'{fig["words"]:6} words  widest +{widest} px')
-            for p in check(label, fig):
-                print(f'{name}: {p}')
-                failed += 1
+        chromium = Chromium(chrome, os.path.join(tmp, 'profile'))
+        try:
+            chromium.open_tab()
+            for label, name in pages(root, built):
+                if only and label != only:
+                    continue
+                path = os.path.abspath(os.path.join(built, name))
+                if not os.path.isfile(path):
+                    print(f'{name}: no such page in {built} (build the docs first)', file=sys.stderr)
+                    return 2
+                fig = chromium.measure(path)
+                widest = max((w['hidden'] for w in fig['wide']), default=0)
+                if report:
+                    print(f'{label:20} {fig["height"]:6} px {fig["height"] / SCREEN_PX:5.1f} screens '
+                          f'{fig["words"]:6} words  widest +{widest} px', flush=True)
+                for p in check(label, fig):
+                    print(f'{name}: {p}', flush=True)
+                    failed += 1
+        except RuntimeError as e:
+            print(f'docs.browser: {e}', file=sys.stderr)
+            return 2
+        finally:
+            chromium.close()
     if report:
         return 0
     return 1 if failed else 0
