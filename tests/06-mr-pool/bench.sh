@@ -81,7 +81,16 @@ addr=$RDMA_LAB_ADDR
 dir=$(mktemp -d "${TMPDIR:-/tmp}/06-bench.XXXXXX")
 server_pid=
 failed=0
+finished=no
 cleanup() {
+	# A signal ends the script where it is (every other end sets
+	# "finished"): say so, or the dump below reads like a failure of the
+	# programs. bench_test() in 06-mr-pool/CMakeLists.txt runs each scenario
+	# under "timeout -s TERM", ten seconds short of ctest's own timeout.
+	if [ "$finished" = no ]; then
+		echo "FAIL: $scenario was stopped by a signal before its end (SIGTERM: its time ran out)"
+		failed=1
+	fi
 	# Only while it runs as our job: a pid that ended may be another
 	# test's process by now (pid numbers are reused: 32,768 by default).
 	[ -n "$server_pid" ] && jobs -pr | grep -qx "$server_pid" && kill -KILL "$server_pid" 2>/dev/null
@@ -110,6 +119,7 @@ start_server() {
 		sleep 0.1
 	done
 	fail "no listening line from the server"
+	finished=yes
 	exit 1
 }
 
@@ -518,8 +528,10 @@ hostile)
 	;;
 *)
 	echo "unknown scenario $scenario"
+	finished=yes
 	exit 2
 	;;
 esac
+finished=yes
 [ $failed -eq 0 ] && echo "PASS: $scenario $*"
 exit $failed
