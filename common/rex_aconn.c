@@ -312,23 +312,26 @@ static void start_draining(struct rex_aconn *c)
 void rex_aconn_close(struct rex_aconn *c, bool failed)
 {
 	enum rex_state was = c->state;
+	bool lost = c->dev && c->dev->lost;
 
 	c->failed |= failed;
 	if (was == REX_STATE_DRAINING || was == REX_STATE_CLOSED)
 		return; /* closing already: one path ends a connection */
 	if (rex_aconn_set_state(c, REX_STATE_DRAINING))
 		return;
-	if (was == REX_STATE_ESTABLISHED && rdma_disconnect(c->id) == 0) {
+	if (was == REX_STATE_ESTABLISHED && !lost && rdma_disconnect(c->id) == 0) {
 		/* The peer gets a disconnect request, and our QP is in the error
 		 * state (InfiniBand, RoCE) or in SQD (iWARP: a graceful close,
 		 * docs/iwarp.md); the peer's answer comes as DISCONNECTED. */
 		c->await_disconnect = true;
 		stop_qp(c, false);
 	} else {
-		if (was == REX_STATE_ESTABLISHED)
+		if (was == REX_STATE_ESTABLISHED && !lost)
 			rex_report_errno("rdma_disconnect", errno);
 		/* Not connected (yet): no disconnect to send. Destroying the id
-		 * later tells the peer (a reject). */
+		 * later tells the peer (a reject). Or its device is gone: nothing
+		 * can be sent on it (rdma_disconnect() would fail, ENODEV, once a
+		 * connection), and rex_aconn_dev_lost() said so once for all. */
 		stop_qp(c, true);
 	}
 	/* Buffers stay the device's until their work requests complete,

@@ -659,6 +659,10 @@ scenario_device_lost() {
 	[ $((ticks - before)) -le 30 ] || fail "the server used $((ticks - before)) ticks in 3 s: spinning?"
 	count server "device rxe0 lost"
 	[ "$count" -eq 1 ] || fail "server: the loss said $count times, not once"
+	# Once means no line per connection either: a disconnect sent on the
+	# gone device failed (ENODEV) and was printed, once a connection.
+	lacks server "rdma_disconnect"
+	lacks c1 "rdma_disconnect"
 	# Back, on the same interface and address: served again.
 	rdma link add rxe0 type rxe netdev "$netdev" || { fail "rdma link add rxe0 failed"; return; }
 	restore=("${restore[@]:1}")
