@@ -326,12 +326,12 @@ void rex_aconn_close(struct rex_aconn *c, bool failed)
 		c->await_disconnect = true;
 		stop_qp(c, false);
 	} else {
-		if (was == REX_STATE_ESTABLISHED && !lost)
+		/* ENXIO: the kernel takes the id down with its device, whose
+		 * loss is said once (RDMA_CM_EVENT_DEVICE_REMOVAL, next). */
+		if (was == REX_STATE_ESTABLISHED && !lost && errno != ENXIO)
 			rex_report_errno("rdma_disconnect", errno);
-		/* Not connected (yet): no disconnect to send. Destroying the id
-		 * later tells the peer (a reject). Or its device is gone: nothing
-		 * can be sent on it (rdma_disconnect() would fail, ENODEV, once a
-		 * connection), and rex_aconn_dev_lost() said so once for all. */
+		/* Not connected (yet), or the device gone: nothing to send.
+		 * Destroying the id later tells the peer (a reject). */
 		stop_qp(c, true);
 	}
 	/* Buffers stay the device's until their work requests complete,
@@ -401,9 +401,9 @@ static void disconnected(struct rex_aconn *c)
 		c->peer_ended = expected;
 	}
 	/* Nothing answers the peer's request until we call rdma_disconnect()
-	 * (or destroy the id), and the peer waits for that answer. It moves
-	 * our QP to the error state (on iWARP, the peer's close did). */
-	if (rdma_disconnect(c->id))
+	 * (or destroy the id): the peer waits for it. It moves our QP to the
+	 * error state (iWARP: the peer's close did). ENXIO: the device goes. */
+	if (rdma_disconnect(c->id) && errno != ENXIO)
 		rex_report_errno("rdma_disconnect", errno);
 	if (c->state != REX_STATE_DRAINING && c->state != REX_STATE_CLOSED) {
 		rex_aconn_set_state(c, REX_STATE_DRAINING);
