@@ -281,6 +281,7 @@ int connect_all(struct client *cl)
 	 * sends; receives for control messages and latency answers. No idle
 	 * deadline: a run's control phases have their own. */
 	rex_svc_config_default(&cl->cfg);
+	cl->cfg.attr.idle_timeout_ms = 0;
 	cl->cfg.who = "client";
 	cl->cfg.send_depth = o->depth + 16;
 	cl->cfg.recv_depth = CLIENT_RECVS;

@@ -467,6 +467,7 @@ static int serve(struct server *s)
 	 * format is the chapter's own (bench_wire.h): no helper header. A
 	 * client may leave between runs (on_closed() says whether it did). */
 	rex_svc_config_default(&cfg);
+	cfg.attr.idle_timeout_ms = 0;
 	cfg.raw_pdata = true;
 	cfg.peer_may_leave = true;
 	cfg.backlog = LISTEN_BACKLOG;

@@ -155,8 +155,9 @@ struct rex_aconn_attr {
 	 *  ESTABLISHED, in ms. */
 	unsigned setup_timeout_ms;
 	/** An established connection with no completion for this long is dropped,
-	 *  in ms; 0: never (a protocol with its own deadlines). Keep it longer
-	 *  than the time the transport takes to notice a dead peer (above). */
+	 *  in ms (default 60000); 0: never, for a protocol with deadlines of its
+	 *  own. Keep it longer than the time the transport takes to notice a
+	 *  dead peer (above). */
 	unsigned idle_timeout_ms;
 	/** From the start of a close to the last flushed completion and the
 	 *  peer's answer to our disconnect, in ms; past it the connection is
@@ -177,8 +178,18 @@ struct rex_aconn_attr {
 };
 
 /**
- * \brief The defaults: setup 15 s, idle off, drain 10 s, resolution 2 s each;
- *        ACK timeout 17 (0.54 s a try), retry 6, RNR retry 6, min RNR timer 12.
+ * \brief The defaults: setup 15 s, idle 60 s, drain 10 s, resolution 2 s
+ *        each; ACK timeout 17 (0.54 s a try), retry 6, RNR retry 6, min RNR
+ *        timer 12.
+ *
+ * Every wait on a peer has a deadline by default: a peer that connects and
+ * then says nothing (a stopped process, whose kernel still acknowledges, so
+ * the transport never fails) holds its connection, and whatever the program
+ * gave it, for 60 to 75 s, not for ever. 60 s is far above the 3.8 s the
+ * transport takes to notice a dead peer and above an interactive client's
+ * pause between requests; a protocol that knows better sets its own (05:
+ * 5 s), and one that waits on purpose (a long one-sided run, where the
+ * server sees no completion) sets 0 and keeps deadlines of its own (06).
  */
 void rex_aconn_attr_default(struct rex_aconn_attr *attr);
 

@@ -24,7 +24,7 @@ void rex_aconn_attr_default(struct rex_aconn_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->setup_timeout_ms = 15000;
-	attr->idle_timeout_ms = 0;
+	attr->idle_timeout_ms = 60000; /* every wait on a peer ends: rex_aconn.h */
 	attr->drain_timeout_ms = 10000; /* two tries of the CM's DREQ: rex_aconn.h */
 	attr->resolve_timeout_ms = 2000;
 	attr->ack_timeout = 17;
