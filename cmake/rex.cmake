@@ -102,6 +102,7 @@ endfunction()
 #   [SERVER_EXIT <code>] [CLIENT_EXIT <code>]      expected exit codes (default 0)
 #   [SERVER_EXPECT <regex>...] [CLIENT_EXPECT <regex>...]  lines that must appear
 #   [CLIENT_WITHIN <seconds>]                      the client must finish this fast
+#   [CLIENT_WITHIN_FROM <regex>]                   ... counted from its first line matching
 #   [PROVIDER siw]                                 a Soft-iWARP test: label siw, not rdma
 #   [TIMEOUT <seconds>])                           the whole test (default 120)
 # <program> is a target name such as 01-connect-client. In arguments, @ADDR@
@@ -113,7 +114,7 @@ endfunction()
 # (RDMA_LAB_PROVIDER=siw scripts/lab run -- ctest --test-dir build -L siw),
 # skipped where no iWARP device is.
 function(rex_pair_test name)
-  cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;TIMEOUT;PROVIDER"
+  cmake_parse_arguments(PT "" "SERVER_EXIT;CLIENT_EXIT;CLIENT_WITHIN;CLIENT_WITHIN_FROM;TIMEOUT;PROVIDER"
                         "SERVER;CLIENT;SERVER_EXPECT;CLIENT_EXPECT" ${ARGN})
   get_property(port GLOBAL PROPERTY REX_NEXT_PORT)
   math(EXPR next "${port} + 1")
@@ -137,6 +138,9 @@ function(rex_pair_test name)
   endforeach()
   if(PT_CLIENT_WITHIN)
     list(APPEND args --client-within ${PT_CLIENT_WITHIN})
+  endif()
+  if(PT_CLIENT_WITHIN_FROM)
+    list(APPEND args --client-within-from ${PT_CLIENT_WITHIN_FROM})
   endif()
   if(PT_PROVIDER)
     list(APPEND args --provider ${PT_PROVIDER})

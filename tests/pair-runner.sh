@@ -7,7 +7,7 @@
 #       [--server PROGRAM ARGS... --end] [--client PROGRAM ARGS... --end]
 #       [--server-exit CODE|stop] [--client-exit CODE]
 #       [--server-expect REGEX]... [--client-expect REGEX]...
-#       [--client-within SECONDS] [--provider siw]
+#       [--client-within SECONDS [--client-within-from REGEX]] [--provider siw]
 #
 # In ARGS, @ADDR@ becomes $RDMA_LAB_ADDR and @PORT@ becomes PORT.
 # The server is started first; the runner waits for its "listening" line
@@ -16,6 +16,12 @@
 # for tests whose client is not a real peer) and every expected line must appear in that program's output
 # (stdout and stderr together; grep -E regexes). The whole run is bounded by
 # --timeout: a program still running then is killed and the test fails.
+#
+# The client's lines are shown with the time each came, in ms since the
+# client was started. --client-within bounds the client's run from its start
+# or, with --client-within-from, from its first line matching REGEX: a bound
+# on what the program does after a step, without the time a loaded machine
+# takes to start it (seconds, in an emulated VM).
 #
 # --provider siw: a test of Soft-iWARP (label siw); it runs only where an
 # iWARP device is (RDMA_LAB_PROVIDER=siw scripts/lab run), and skips elsewhere.
@@ -26,7 +32,7 @@
 # device), unless REX_REQUIRE_RDMA=1, which turns a skip into a failure.
 set -u
 
-port="" timeout=120 within="" provider=""
+port="" timeout=120 within="" within_from="" provider=""
 server=() client=()
 server_exit=0 client_exit=0
 server_expect=() client_expect=()
@@ -49,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--server-expect) server_expect+=("$2"); shift 2 ;;
 	--client-expect) client_expect+=("$2"); shift 2 ;;
 	--client-within) within=$2; shift 2 ;;
+	--client-within-from) within_from=$2; shift 2 ;;
 	--provider) provider=$2; shift 2 ;;
 	*) echo "pair-runner: unknown argument '$1'" >&2; exit 2 ;;
 	esac
@@ -99,6 +106,29 @@ show() { # show NAME FILE: the program's output, indented, for the test log
 	sed 's/^/  | /' "$2"
 }
 
+now_us() { # the wall clock in us (EPOCHREALTIME: bash 5; its point is the locale's)
+	echo "${EPOCHREALTIME/[.,]/}"
+}
+
+# stamp RAW STAMPED START_US: each line read, as it comes, into RAW as it is
+# (what the expected lines are matched against) and into STAMPED after the
+# ms since START_US, line for line.
+stamp() {
+	local line t
+	while IFS= read -r line || [ -n "$line" ]; do
+		t=${EPOCHREALTIME/[.,]/} # not $(now_us): no fork a line
+		printf '%s\n' "$line" >&3
+		printf '[%6d ms] %s\n' $(((t - $3) / 1000)) "$line" >&4
+	done 3>"$1" 4>"$2"
+}
+
+# since_line REGEX: the ms of the client's first line matching REGEX, or nothing
+since_line() {
+	local n
+	n=$(grep -nE -m1 -- "$1" "$dir/client.out" | cut -d: -f1)
+	[ -n "$n" ] && sed -n "${n}s/^\[ *\([0-9]*\) ms\].*/\1/p" "$dir/client.ts"
+}
+
 # 1. the server, and its listening line
 if [ "${#server[@]}" -gt 0 ]; then
 	echo "server: ${server[*]}"
@@ -130,16 +160,23 @@ if [ "${#client[@]}" -gt 0 ]; then
 		fail "no time left for the client within the ${timeout}s timeout"
 		exit 1
 	fi
-	start=$(date +%s%3N)
-	timeout -k 5 "$left" "${client[@]}" >"$dir/client.out" 2>&1
-	code=$?
-	took_ms=$(($(date +%s%3N) - start))
-	show client "$dir/client.out"
+	start=$(now_us)
+	timeout -k 5 "$left" "${client[@]}" 2>&1 | stamp "$dir/client.out" "$dir/client.ts" "$start"
+	code=${PIPESTATUS[0]}
+	took_ms=$((($(now_us) - start) / 1000))
+	show client "$dir/client.ts"
 	echo "client exit code $code after ${took_ms} ms"
 	[ "$code" -eq 77 ] && [ "$client_exit" != 77 ] && skip "the client found no RDMA device"
 	[ "$code" -eq 124 ] && fail "the client did not finish within the ${timeout}s timeout"
 	[ "$code" -eq "$client_exit" ] || fail "client exit code: expected $client_exit, got $code"
-	if [ -n "$within" ] && [ "$took_ms" -gt $((within * 1000)) ]; then
+	if [ -n "$within" ] && [ -n "$within_from" ]; then
+		from_ms=$(since_line "$within_from")
+		if [ -z "$from_ms" ]; then
+			fail "client output has no line matching: $within_from (the time is bounded from it)"
+		elif [ $((took_ms - from_ms)) -gt $((within * 1000)) ]; then
+			fail "the client took $((took_ms - from_ms)) ms after its line '$within_from', more than the ${within}s allowed"
+		fi
+	elif [ -n "$within" ] && [ "$took_ms" -gt $((within * 1000)) ]; then
 		fail "the client took ${took_ms} ms, more than the ${within}s allowed"
 	fi
 	for re in ${client_expect[@]+"${client_expect[@]}"}; do
