@@ -53,7 +53,7 @@
  * window and a margin, so the client never meets "receiver not ready". */
 #define SERVER_SMALL_RECVS 16
 #define SERVER_SENDS       16 /* control messages and latency answers */
-/* While a run is on, rounds of polling between two looks at the loop
+/* While a run is on, polls of the helper between two looks at the loop
  * (signals, CM events): a few hundred microseconds. */
 #define SERVER_POLLS_PER_LOOP 4096
 #define LISTEN_BACKLOG        64
@@ -497,6 +497,19 @@ static int serve(struct server *s)
 }
 /* [listen] */
 
+/* Sessions whose runs began or ended since: the helper told, here and not
+ * in the callback that saw START or DONE. */
+static void sync_busy(struct server *s)
+{
+	struct session *ss, *next;
+
+	s->busy_changed = false;
+	for (ss = s->sessions; ss; ss = next) {
+		next = ss->next; /* a release is a task of the loop: the list holds */
+		session_sync_busy(ss);
+	}
+}
+
 /* [run] */
 /* Sleep in the loop while no run is on; busy-poll the running sessions
  * while one is, looking at the loop (signals, CM events) every few
@@ -504,25 +517,26 @@ static int serve(struct server *s)
 static int run_loop(struct server *s)
 {
 	struct session *ss, *next;
-	unsigned polls = 0;
+	unsigned polls = 0, rounds = 0;
 	int ret = 0;
 
 	while (!s->stopped && ret >= 0) {
+		if (s->busy_changed)
+			sync_busy(s);
 		if (s->active == 0) {
 			ret = rex_loop_run_once(s->loop, -1);
 			continue;
 		}
+		rounds++;
 		for (ss = s->sessions; ss; ss = next) {
 			next = ss->next; /* a release is a task of the loop: the list holds */
-			if (!ss->busy)
-				continue;
-			session_poll(ss);
-			if (ss->active && ss->hello.op == BENCH_OP_WRITE &&
-			    ss->hello.mode == BENCH_MODE_LAT)
-				session_poll_memory(ss);
+			if (ss->busy)
+				polls += session_round(ss, rounds);
 		}
-		if (++polls % SERVER_POLLS_PER_LOOP == 0)
+		if (polls >= SERVER_POLLS_PER_LOOP) {
+			polls = 0;
 			ret = rex_loop_run_once(s->loop, 0);
+		}
 	}
 	return ret < 0 ? ret : 0;
 }

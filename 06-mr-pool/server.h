@@ -31,8 +31,9 @@ struct session {
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
 	uint32_t recv_depth;
 	uint32_t reposts; /* receives taken, to post again in one chain */
-	bool active; /* between START and DONE */
-	bool busy;   /* and the server busy-polls it */
+	bool active;  /* between START and DONE */
+	bool busy;    /* and the server busy-polls it */
+	bool cq_busy; /* the helper told so: no completion events (session_sync_busy()) */
 	uint32_t size;
 	uint64_t echo; /* latency answers in this run */
 	struct rusage start_usage; /* the process's CPU at the run's START */
@@ -67,6 +68,7 @@ struct server {
 	struct rex_svc *svc;
 	struct session *sessions;
 	unsigned active;      /* sessions busy-polled (set_active()) */
+	bool busy_changed;    /* a session's busy changed: tell the helper (sync_busy()) */
 	unsigned long failed; /* sessions that failed: the helper's say, or ours */
 	uint64_t messages, runs;
 	bool stopping, stopped;
@@ -74,6 +76,9 @@ struct server {
 
 /* A run is on (START to DONE), or over: busy-poll it or not. */
 void session_set_active(struct session *ss, bool active);
+/* Tell the helper which sessions' CQs are busy-polled; from the loop, not
+ * from inside a callback (turning it off polls the CQ). */
+void session_sync_busy(struct session *ss);
 
 /* Post \p n receives: zero-length ones for control messages and WRITE
  * WITH IMM, the buffer itself for SEND. */
@@ -88,8 +93,10 @@ void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 /* Busy-polling: the session's completions now, and its receives back. */
 void session_poll(struct session *ss);
 
-/* WRITE latency: answer a ping seen by its last byte changing in memory. */
-void session_poll_memory(struct session *ss);
+/* A round of busy polling: the helper, and for WRITE latency the ping's
+ * byte in memory (the helper then every few rounds). 1: it polled the
+ * helper. */
+unsigned session_round(struct session *ss, unsigned round);
 
 /* server_grant.c: what a session's rkey opens, for how long, and its end. */
 

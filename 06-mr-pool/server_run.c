@@ -12,6 +12,8 @@
 
 #include "server.h"
 
+/* WRITE latency watches a byte: the CQ is polled every this many rounds. */
+#define SERVER_MEMORY_ROUNDS 64
 /* Receives taken are posted again in chains of this many (the bandwidth
  * runs' receive queue has room for them: 2 * depth + 8). */
 #define REPOST_CHAIN 16
@@ -28,11 +30,27 @@ void session_set_active(struct session *ss, bool active)
 	    active && h->op != BENCH_OP_READ && !bench_op_atomic(h->op) &&
 	    (h->mode == BENCH_MODE_LAT || h->op == BENCH_OP_SEND || h->op == BENCH_OP_WRITE_IMM);
 
-	if (ss->busy != busy)
+	if (ss->busy != busy) {
 		ss->server->active += busy ? 1 : (unsigned)-1;
+		ss->server->busy_changed = true;
+	}
 	ss->busy = busy;
 	ss->active = active;
 }
+
+/* [busy-cq] */
+/* A busy-polled session's CQ is not armed: an armed CQ raises an event
+ * for a completion we poll anyway, and the loop, looked at now and then,
+ * would take the session's completions itself, answering pings inside
+ * its look (whose receives wait for the next round to go back). */
+void session_sync_busy(struct session *ss)
+{
+	if (ss->cq_busy == ss->busy)
+		return;
+	ss->cq_busy = ss->busy;
+	rex_svc_conn_set_busy(ss->conn, ss->busy); /* off: armed, and polled once */
+}
+/* [busy-cq] */
 
 /* [answer] */
 /* Latency: answer a ping with the same bytes, from our buffer. */
@@ -44,6 +62,7 @@ static int answer(struct session *ss, uint32_t len)
 	    .num_sge = 1,
 	    .send_flags = IBV_SEND_SIGNALED,
 	};
+	int ret;
 
 	if (ss->hello.op == BENCH_OP_SEND) {
 		wr.opcode = IBV_WR_SEND;
@@ -55,7 +74,11 @@ static int answer(struct session *ss, uint32_t len)
 		wr.wr.rdma.rkey = ss->hello.rkey;
 	}
 	ss->echo++;
-	return rex_svc_post_send(ss->conn, &wr);
+	ret = rex_svc_post_send(ss->conn, &wr);
+	if (ret)
+		fprintf(stderr, "server: %s: the answer of ping %" PRIu64 " not posted: %s\n",
+		        rex_svc_conn_name(ss->conn), ss->echo, strerror(-ret));
+	return ret;
 }
 /* [answer] */
 
@@ -234,11 +257,15 @@ void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 			rex_svc_close(c, true);
 		return;
 	}
+	/* [repost-first] */
+	/* A latency ping's receive goes back before its answer: the client's
+	 * next ping can come as soon as the answer lands, and must find one. */
 	ss->reposts++;
+	if (!ss->busy || ss->reposts >= REPOST_CHAIN || ss->hello.mode == BENCH_MODE_LAT)
+		repost(ss);
 	if (handle_recv(ss, wc))
 		rex_svc_close(c, true);
-	if (!ss->busy || ss->reposts >= REPOST_CHAIN)
-		repost(ss);
+	/* [repost-first] */
 }
 
 void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
@@ -258,12 +285,30 @@ void session_poll(struct session *ss)
 /* [write-latency] */
 /* WRITE latency, as perftest: the ping is seen by its last byte changing
  * in memory, not by a completion; the answer is a WRITE back. */
-void session_poll_memory(struct session *ss)
+static bool session_poll_memory(struct session *ss)
 {
 	const volatile uint8_t *last = ss->mem + ss->size - 1;
 
-	if (*last == bench_tag(ss->echo) && answer(ss, ss->size))
+	if (*last != bench_tag(ss->echo))
+		return false;
+	if (answer(ss, ss->size))
 		rex_svc_close(ss->conn, true);
+	return true;
+}
+
+/* A round of busy polling: the helper (completions, receives posted
+ * again); for WRITE latency the byte first, and the helper only after an
+ * answer (its completion taken, as perftest does) or every
+ * SERVER_MEMORY_ROUNDS rounds. 1 when the helper was polled. */
+unsigned session_round(struct session *ss, unsigned round)
+{
+	bool memory = ss->active && ss->hello.op == BENCH_OP_WRITE &&
+	              ss->hello.mode == BENCH_MODE_LAT;
+	bool poll = !memory || session_poll_memory(ss) || round % SERVER_MEMORY_ROUNDS == 0;
+
+	if (poll)
+		session_poll(ss);
+	return poll;
 }
 /* [write-latency] */
 
