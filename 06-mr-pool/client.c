@@ -49,7 +49,9 @@ static void print_parameters(struct client *cl)
 		printf(" (%u above %u B, as perftest)", last, BW_SIGNAL_SIZE);
 	printf(", inline %u, %s%s%s\n", o->inline_size,
 	       o->events ? "completion channel" : "busy polling", o->lend ? " of a lent QP" : "",
-	       o->cycles ? ", pings timed by the cycle counter" : "");
+	       !o->cycles                    ? ""
+	       : o->mode == BENCH_MODE_LAT ? ", pings timed by the cycle counter"
+	                                   : ", timed by the cycle counter");
 	if (o->inline_size && strncmp(cl->device, "rxe", 3) == 0)
 		printf(
 		    "client: note: %s is Soft-RoCE; perftest turns inline off there (\"Device not "
@@ -164,8 +166,11 @@ static int allocate_samples(struct client *cl)
 	cl->max_samples = o->duration > 0 ? 0 : o->iters < MAX_SAMPLES ? o->iters : MAX_SAMPLES;
 	if (cl->max_samples) {
 		cl->samples = calloc(cl->max_samples, sizeof(*cl->samples));
-		if (!cl->samples)
+		cl->sample_ns = malloc(cl->max_samples * sizeof(*cl->sample_ns));
+		if (!cl->samples || !cl->sample_ns)
 			goto out_nomem;
+		/* Written now, so that the timed loop takes no page fault for it. */
+		memset(cl->sample_ns, 0, cl->max_samples * sizeof(*cl->sample_ns));
 	}
 	cl->hists = calloc(MAX_ROWS, sizeof(*cl->hists));
 	if (!cl->hists)
@@ -176,11 +181,13 @@ out_nomem:
 	free(cl->marks);
 	free(cl->per_qp);
 	free(cl->samples);
+	free(cl->sample_ns);
 	free(cl->load_hist);
 	free(cl->load_due);
 	cl->marks = NULL;
 	cl->per_qp = NULL;
 	cl->samples = NULL;
+	cl->sample_ns = NULL;
 	cl->load_hist = NULL;
 	cl->load_due = NULL;
 	return -ENOMEM;

@@ -140,7 +140,8 @@ struct client {
 	uint64_t bytes_done; /* of the run, all QPs */
 	uint64_t pings;      /* latency pings of this size, warm-up included: the tags */
 	bool progress;       /* a batch of completions since last looked */
-	double *samples; /* -n latency: every sample, for exact figures */
+	double *samples; /* -n latency: every sample, for exact figures (us) ... */
+	uint64_t *sample_ns; /* ... taken in ns in the timed loop, converted after */
 	size_t max_samples;
 	struct mp_hist *hists;  /* latency: a histogram per row (all of -D's samples) */
 	struct bench_qp *per_qp; /* bandwidth with several QPs: qps per row */
@@ -153,8 +154,8 @@ struct client {
 	uint64_t end_ns;                 /* the timed run's last completion */
 	/* -m load: the requests' latencies from when each was due, how many
 	 * completed, when the last did. */
-	double ns_per_cycle;          /* --cycles: measured before the timed run ... */
-	uint64_t cycles0, cycles_ns0; /* ... ending at this count and this clock time */
+	uint64_t ns_per_cycle_q32;    /* --cycles: ns a cycle (32.32 fixed point), read ... */
+	uint64_t cycles0, cycles_ns0; /* ... before the timed run, to this count and time */
 	struct mp_hist *load_hist;
 	uint64_t *load_due; /* depth per QP: when each request in flight was due (ns) */
 	uint64_t load_completed;
@@ -179,7 +180,7 @@ struct bw_mark {
 
 /* --cycles: the CPU's cycle counter, which perftest reads for its
  * timestamps; measured against the clock before each timed run. */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <x86intrin.h>
 #define HAVE_CYCLES 1
 static inline uint64_t cycles_now(void)
@@ -212,6 +213,23 @@ static inline uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
+
+/* [run-clock] */
+/* A timed run's clock: the clock, or with --cycles the cycle counter on the
+ * clock's scale. In integers: on an emulated CPU (the lab's VM) each
+ * floating-point operation is a call into the emulator, and whatever the
+ * loop does between two stamps is part of a sample. */
+static inline uint64_t run_clock(const struct client *cl)
+{
+#if HAVE_CYCLES
+	if (cl->o.cycles)
+		return cl->cycles_ns0 + (uint64_t)(((unsigned __int128)(cycles_now() - cl->cycles0) *
+		                                    cl->ns_per_cycle_q32) >>
+		                                   32);
+#endif
+	return now_ns();
+}
+/* [run-clock] */
 
 /* client_options.c */
 int parse_command_line(struct options *o, int argc, char **argv);

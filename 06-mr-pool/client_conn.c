@@ -385,6 +385,7 @@ int release_everything(struct client *cl)
 	}
 	free(cl->qps);
 	free(cl->samples);
+	free(cl->sample_ns);
 	free(cl->hists);
 	free(cl->load_hist);
 	free(cl->load_due);

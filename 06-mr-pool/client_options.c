@@ -36,9 +36,9 @@ static void usage(FILE *f)
 	    "  -I SIZE        inline data up to SIZE bytes (default 0)\n"
 	    "  -e             wait on completion channels instead of busy polling\n"
 	    "  -w ITERATIONS  warm-up before each timed run (default 0, as perftest)\n"
-	    "  --cycles       -m lat: time each ping by the CPU's cycle counter, as perftest\n"
-	    "                 does, not by the clock (a system call where it has no\n"
-	    "                 user-space reading, as in the lab's VM: 0.9 us a read)\n"
+	    "  --cycles       time the run (each ping, each post) by the CPU's cycle counter,\n"
+	    "                 as perftest does, not by the clock (a system call where it\n"
+	    "                 has no user-space reading, as in the lab's VM: 0.9 us a read)\n"
 	    "  --lend         -m lat: post and poll the pings with the verbs alone, as perftest\n"
 	    "                 does, on the QP and CQ the helper lends (rex_svc_conn_lend()),\n"
 	    "                 not through its books\n"
@@ -287,10 +287,10 @@ int parse_command_line(struct options *o, int argc, char **argv)
 		return bad_usage("-q: latency runs on one QP (as perftest)%s", "");
 	if (o->mode == BENCH_MODE_LAT && o->depth_set && o->depth != 1)
 		return bad_usage("-t: latency keeps one message in flight%s", "");
-	if (o->cycles && (o->mode != BENCH_MODE_LAT || !HAVE_CYCLES))
-		return bad_usage("--cycles: %s", HAVE_CYCLES ? "it times latency pings: -m lat"
+	if (o->cycles && (o->load || !HAVE_CYCLES))
+		return bad_usage("--cycles: %s", HAVE_CYCLES ? "-m load keeps its schedule by the clock"
 		                                             : "no cycle counter known on this CPU "
-		                                               "(x86 and aarch64 only)");
+		                                               "(x86-64 and aarch64 only)");
 	if (o->lend && (o->mode != BENCH_MODE_LAT || o->load || o->events))
 		return bad_usage("--lend: it lends the QP to latency pings, busy-polled: -m lat, "
 		                 "no -e%s",

@@ -29,7 +29,7 @@ static void set_atomic(const struct client *cl, const struct qp *q, struct ibv_s
 int post_list(struct qp *q, uint64_t k)
 {
 	struct client *cl = q->cl;
-	uint64_t i, j, t = cl->stamp_cap ? now_ns() : 0;
+	uint64_t i, j, t = cl->stamp_cap ? run_clock(cl) : 0;
 	int ret;
 
 	for (i = 0; i < k; i++) {
@@ -176,11 +176,11 @@ void qp_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
 	q->done = done;
 	cl->progress = true;
 	if (cl->stamp_cap && cl->ndone < cl->stamp_cap) {
-		cl->done_ns[cl->ndone] = now_ns();
+		cl->done_ns[cl->ndone] = run_clock(cl);
 		cl->done_msgs[cl->ndone++] = cl->bytes_done / cl->size;
 	}
 	if (q->done == q->target && cl->o.qps > 1)
-		q->end_ns = now_ns(); /* its own end, for the per-QP figures */
+		q->end_ns = run_clock(cl); /* its own end, for the per-QP figures */
 	if (refill(q))
 		rex_svc_close(c, true);
 }
@@ -257,7 +257,7 @@ int look_at_loop(struct client *cl)
 /* \p count messages per QP (0: until \p end_ns), the window kept full. */
 static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *peak_bps)
 {
-	uint64_t t, t0 = now_ns(), looked = t0, active = t0;
+	uint64_t t, t0 = run_clock(cl), looked = t0, active = t0;
 	unsigned i, idle = 0, pending;
 	bool timed_out = false;
 
@@ -294,7 +294,7 @@ static int run_bw(struct client *cl, uint64_t count, uint64_t end_ns, double *pe
 		/* One clock read per batch of completions, or per 256 empty polls. */
 		if (!cl->progress && ++idle % 256 && pending)
 			continue;
-		t = now_ns();
+		t = run_clock(cl);
 		if (cl->progress) {
 			cl->progress =
 			    false; /* sticky until here: completions the loop took count too */
@@ -387,21 +387,13 @@ static int wait_answer(struct client *cl, struct qp *q, uint64_t i, uint64_t seq
 	}
 }
 
-/* A ping's time: the clock, or with --cycles the cycle counter on the
- * clock's scale (one read of a CPU register, as perftest times). */
-static inline uint64_t ping_clock(const struct client *cl)
-{
-	if (!cl->o.cycles)
-		return now_ns();
-	return cl->cycles_ns0 + (uint64_t)((double)(cycles_now() - cl->cycles0) * cl->ns_per_cycle);
-}
-
 /*
  * \p count ping-pongs (0: until \p end_ns). As perftest: a sample runs from
  * one ping's post to the next, so it holds the ping's own completion, its
  * answer and the loop around them; N pings give N - 1 samples. With \p hist
- * (the timed run) every sample is counted there, and kept in cl->samples
- * while there is room (by count: all of them).
+ * (the timed run) every sample is kept in cl->sample_ns while there is room
+ * (by count: all of them; lat_samples_done() counts them after the run), else
+ * counted in \p hist at once (by duration).
  */
 static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp_hist *hist,
                    size_t *kept)
@@ -409,7 +401,6 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 	struct qp *q = &cl->qps[0];
 	uint8_t *tag = q->mem + cl->size - 1;
 	struct ibv_send_wr *wr = &q->wr[0];
-	double unit = 1e3 * lat_scale(cl->o.op);
 	uint64_t i, n, t, prev = 0, looked = now_ns();
 	int ret;
 
@@ -421,11 +412,12 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 		i = cl->pings++; /* numbered across warm-up and timed run, as the server counts */
 		if (cl->o.op == BENCH_OP_WRITE)
 			*tag = bench_tag(i);
-		t = ping_clock(cl);
+		t = run_clock(cl);
 		if (hist && n > 0) {
-			mp_hist_add(hist, t - prev);
 			if (*kept < cl->max_samples)
-				cl->samples[(*kept)++] = (double)(t - prev) / unit;
+				cl->sample_ns[(*kept)++] = t - prev; /* a store, no more */
+			else
+				mp_hist_add(hist, t - prev);
 		}
 		prev = t;
 		if (end_ns && t >= end_ns)
@@ -448,6 +440,19 @@ static int run_lat(struct client *cl, uint64_t count, uint64_t end_ns, struct mp
 	}
 	/* [lat] */
 	return 0;
+}
+
+/* After a timed run by count: each sample counted in \p hist, and in
+ * microseconds (of the round trip, or half of it) for the exact figures. */
+static void lat_samples_done(struct client *cl, size_t kept, struct mp_hist *hist)
+{
+	double unit = 1e3 * lat_scale(cl->o.op);
+	size_t k;
+
+	for (k = 0; k < kept; k++) {
+		mp_hist_add(hist, cl->sample_ns[k]);
+		cl->samples[k] = (double)cl->sample_ns[k] / unit;
+	}
 }
 
 /* [verify] */
@@ -581,7 +586,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	if (ret)
 		goto out_events;
 	getrusage(RUSAGE_SELF, &r0);
-	t0 = now_ns();
+	t0 = now_ns(); /* the run's time by the clock, whatever times its parts */
 	if (o->duration > 0)
 		end = t0 + (uint64_t)(o->duration * 1e9);
 	if (hist)
@@ -594,6 +599,8 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	t1 = o->mode == BENCH_MODE_BW && ret == 0 ? cl->end_ns : now_ns();
 	getrusage(RUSAGE_SELF, &r1);
 	stop_stamps(cl);
+	if (ret == 0 && hist && kept)
+		lat_samples_done(cl, kept, hist);
 out_events:
 	if (!o->events)
 		set_busy_polled(cl, false);

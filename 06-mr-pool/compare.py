@@ -254,6 +254,7 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         common += ["-A", ATOMIC[op]] if op in ATOMIC else ["-s", str(size)]
         if mode == "bw":
             common += ["-t", str(args.depth), "-q", str(args.qps)]
+        common += args.perftest_args.split()
         # perftest writes through stdio: unbuffered, its ready line shows at once.
         server = Run(pinned(args, 0, ["stdbuf", "-o0"] + common), log + ".server.log")
         ready = r"Waiting for client"
@@ -272,9 +273,9 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         if args.figures == "perftest":
             # perftest's figures, its timestamps (the cycle counter), and its
             # pings: posted and polled with the verbs alone (a lent QP).
-            client_argv.append("--as-perftest")
+            client_argv += ["--as-perftest", "--cycles"]
             if mode == "lat":
-                client_argv += ["--cycles", "--lend"]
+                client_argv.append("--lend")
         client_argv += args.ours_args.split()
         if mode == "bw":
             client_argv += ["-t", str(args.depth), "-q", str(args.qps)]
@@ -389,12 +390,14 @@ def main():
     p.add_argument("--tools", default="ours,perftest")
     p.add_argument("--figures", choices=("perftest", "exact"), default="perftest",
                    help="how ours computes t_max, t_stdev, percentiles and BW peak, and (perftest) "
-                        "times latency pings by the cycle counter (--cycles) and posts and polls "
-                        "them on a lent QP (--lend)")
+                        "times its runs by the cycle counter (--cycles) and posts and polls "
+                        "latency pings on a lent QP (--lend)")
     p.add_argument("--ours-args", default="",
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     p.add_argument("--ours-server-args", default="",
                    help="more arguments for 06-mr-pool-server (say '-s 64K')")
+    p.add_argument("--perftest-args", default="",
+                   help="more arguments for perftest's programs, both sides (say '--use_old_post_send')")
     p.add_argument("--pin", default="",
                    help="SERVER_CPUS,CLIENT_CPUS: both programs of both tools pinned (taskset -c)")
     p.add_argument("--against", choices=("perftest", "pool"), default="perftest",
@@ -494,7 +497,8 @@ def main():
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
-            "ours_server_args": args.ours_server_args, "against": args.against, "pin": args.pin,
+            "ours_server_args": args.ours_server_args, "perftest_args": args.perftest_args,
+            "against": args.against, "pin": args.pin,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
     with open(f"{args.out}/compare.json", "w") as f:

@@ -27,7 +27,7 @@
 #                   exit 3 and a line naming the percentile; far above, exit 0
 #   lend            --lend: READ, FETCH_AND_ADD, WRITE and SEND latency on a
 #                   lent QP, data verified
-#   cycles          --cycles: READ and SEND latency timed by the cycle
+#   cycles          --cycles: READ and SEND latency, FETCH_AND_ADD bandwidth, timed by the cycle
 #                   counter (the parameters line says so); its samples, from
 #                   the histogram, add up to at most the run's time by the
 #                   clock (+10%) and a fifth of it at least (two runs'
@@ -340,6 +340,24 @@ print(f"samples add up to {total:.4f} s; the run took {r['seconds']:.4f} s by th
 assert h["n"] >= 1999 and 0.2 < total / r["seconds"] < 1.1, (total, r["seconds"])
 PY
 	done
+	# Bandwidth by the cycle counter too: the timed region's end and
+	# --as-perftest's stamp at every post, against the program's wall time.
+	t0=$(date +%s%N)
+	client fadd-bw-cycles 0 -o fadd -m bw -n 2000 --cycles --as-perftest --json "$dir/fadd-bw-cycles.json"
+	wall_ns=$(($(date +%s%N) - t0))
+	has fadd-bw-cycles "^client: fadd bw, 1 QP, depth 128, signal every 100, inline 0, busy polling, timed by the cycle counter$"
+	has fadd-bw-cycles '^client: data verified: '
+	python3 - "$dir/fadd-bw-cycles.json" "$wall_ns" <<'PY' || fail "fadd bw: the cycle counter's region or BW peak does not add up"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+wall = int(sys.argv[2]) / 1e9
+print(f"{r['iterations']} atomics in {r['seconds']:.4f} s by the cycle counter; the program ran {wall:.2f} s; "
+      f"BW average {r['bw_avg_mib_s']:.4f}, peak {r['bw_peak_mib_s']:.4f} MiB/s")
+# Inside the program's own time, and perftest's peak (post to a later
+# completion) is at least the average over the whole region.
+assert r["iterations"] == 2000 and 0 < r["seconds"] < wall, (r["seconds"], wall)
+assert r["bw_peak_mib_s"] >= 0.99 * r["bw_avg_mib_s"] > 0, r
+PY
 	stop_server
 	;;
 lend)
