@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -156,6 +157,8 @@ struct client {
 	 * completed, when the last did. */
 	uint64_t ns_per_cycle_q32;    /* --cycles: ns a cycle (32.32 fixed point), read ... */
 	uint64_t cycles0, cycles_ns0; /* ... before the timed run, to this count and time */
+	cpu_set_t cpus;               /* --cycles: the CPUs we may run on, while ... */
+	bool pinned;                  /* ... we stay on one for a timed run (end_timing()) */
 	struct mp_hist *load_hist;
 	uint64_t *load_due; /* depth per QP: when each request in flight was due (ns) */
 	uint64_t load_completed;
@@ -272,7 +275,7 @@ double peak_rate_perftest(const struct client *cl);
 int start_stamps(struct client *cl, uint64_t msgs);
 int calibrate_cycles(struct client *cl);
 int prepare_timing(struct client *cl, uint64_t n);
-void stop_stamps(struct client *cl);
+void end_timing(struct client *cl);
 double cpu_seconds(const struct timeval *tv);
 const struct bench_qp *fill_per_qp(const struct client *cl, uint64_t t0, struct bench_qp *out);
 void server_cpu(const struct client *cl, struct bench_row *row);

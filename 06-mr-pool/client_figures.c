@@ -75,7 +75,7 @@ double peak_rate_perftest(const struct client *cl)
 	return best == UINT64_MAX || best == 0 ? 0 : (double)cl->size * 1e9 / (double)best;
 }
 
-void stop_stamps(struct client *cl)
+static void stop_stamps(struct client *cl)
 {
 	free(cl->post_ns);
 	free(cl->done_ns);
@@ -176,8 +176,45 @@ int calibrate_cycles(struct client *cl)
 	return 0;
 }
 
+/* --cycles: each CPU has its own cycle counter, and they need not be in
+ * step (the lab VM's kernel finds them not, at boot): a thread moved to
+ * another CPU reads another count. So from the rate's measure to the end
+ * of the timed run the client stays on the CPU it is on. */
+static int stay_on_cpu(struct client *cl)
+{
+	int cpu = sched_getcpu(), err;
+	cpu_set_t one;
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(cl->cpus), &cl->cpus)) {
+		err = errno;
+		rex_report_errno(cpu < 0 ? "sched_getcpu" : "sched_getaffinity", err);
+		return -err;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		err = errno;
+		rex_report_errno("sched_setaffinity", err);
+		return -err;
+	}
+	cl->pinned = true;
+	if (cl->o.verbose)
+		fprintf(stderr, "client: --cycles: on CPU %d for the timed run\n", cpu);
+	return 0;
+}
+
+/* After a timed run: the stamps freed, the CPUs we may run on as before. */
+void end_timing(struct client *cl)
+{
+	stop_stamps(cl);
+	if (cl->pinned && sched_setaffinity(0, sizeof(cl->cpus), &cl->cpus))
+		rex_report_errno("sched_setaffinity", errno);
+	cl->pinned = false;
+}
+
 /* Before a timed run: --as-perftest's BW peak stamps, when perftest has a
- * peak at all (-n, at most PEAK_MAX_MSGS messages), and --cycles' rate. */
+ * peak at all (-n, at most PEAK_MAX_MSGS messages), and --cycles' CPU and
+ * rate. On failure, nothing of it is left. */
 int prepare_timing(struct client *cl, uint64_t n)
 {
 	const struct options *o = &cl->o;
@@ -187,6 +224,10 @@ int prepare_timing(struct client *cl, uint64_t n)
 	    n * o->qps <= PEAK_MAX_MSGS)
 		ret = start_stamps(cl, n * o->qps);
 	if (o->cycles && ret == 0)
+		ret = stay_on_cpu(cl);
+	if (o->cycles && ret == 0)
 		ret = calibrate_cycles(cl);
+	if (ret)
+		end_timing(cl);
 	return ret;
 }

@@ -598,7 +598,7 @@ int run_size(struct client *cl, uint32_t size, struct bench_row *row)
 	 * is computed; latency: after the last sample. */
 	t1 = o->mode == BENCH_MODE_BW && ret == 0 ? cl->end_ns : now_ns();
 	getrusage(RUSAGE_SELF, &r1);
-	stop_stamps(cl);
+	end_timing(cl); /* the stamps freed, the CPUs as before */
 	if (ret == 0 && hist && kept)
 		lat_samples_done(cl, kept, hist);
 out_events:

@@ -235,8 +235,11 @@ def parse_ours(json_path):
 
 
 # one_run()'s answer when perftest could not measure its clock: not a
-# measurement of the work, so the run is made again, once.
+# measurement of the work, so the run is made again, up to CLOCK_TRIES runs
+# in all. Its measure fails about 3 runs in 100 alone in the lab, far more
+# beside other tests: twice in a row once in about 30 smoke tests (2026-11-29).
 CLOCK_FAILED = "clock failed"
+CLOCK_TRIES = 4
 
 
 def pinned(args, side, argv):
@@ -456,12 +459,15 @@ def main():
                 port += 1
                 tag = f"{op}-{mode}-{size}-{pair}-{tool}"
                 row = one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag)
-                if row is CLOCK_FAILED:
-                    say("  perftest: the same run again, once (its clock, not the work, failed)")
+                for again in range(1, CLOCK_TRIES):
+                    if row is not CLOCK_FAILED:
+                        break
+                    say(f"  perftest: the same run again ({again + 1} of {CLOCK_TRIES} at most: "
+                        "its clock, not the work, failed)")
                     port += 1
                     row = one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir,
-                                  tag + "-again")
-                    row = None if row is CLOCK_FAILED else row
+                                  tag + "-again" + (str(again) if again > 1 else ""))
+                row = None if row is CLOCK_FAILED else row
                 results.setdefault((op, mode, size, tool), []).append(row)
                 done += 1
 
