@@ -12,7 +12,8 @@
 
 #include "server.h"
 
-/* WRITE latency watches a byte: the CQ is polled every this many rounds. */
+/* WRITE latency watches a byte: the CQ is polled after each answer, and at
+ * least every this many rounds. */
 #define SERVER_MEMORY_ROUNDS 64
 /* Receives taken are posted again in chains of this many (the bandwidth
  * runs' receive queue has room for them: 2 * depth + 8). */
