@@ -64,7 +64,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s [-B ADDR] [-p PORT] [-s MAX_SIZE] [-o OPS] [-g GRANT] [-L MS] [-S RECVS]\n"
-	    "       [-v] [-h]\n"
+	    "       [--lend] [-v] [-h]\n"
 	    "Serve 06-mr-pool-client runs until SIGINT or SIGTERM.\n"
 	    "  -B ADDR      address to bind (default: all)\n"
 	    "  -p PORT      port (default %u)\n"
@@ -81,6 +81,9 @@ static void usage(FILE *f)
 	    "  -S RECVS     one shared receive queue of RECVS receives of %u bytes for every\n"
 	    "               session, each taking its window's share (default 0: each its own;\n"
 	    "               with it, a SEND of %u bytes at most)\n"
+	    "  --lend       latency runs: answers posted and polled with the verbs alone, as\n"
+	    "               perftest's server does, on the QP and CQ the helper lends\n"
+	    "               (rex_svc_conn_lend()); not with -L or -S\n"
 	    "  -v           debug lines to stderr\n"
 	    "  -h, --help   this help\n"
 	    "  --version    the version\n",
@@ -114,6 +117,7 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	s->grant = BENCH_GRANT_WINDOW;
 	static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
 	                                      {"version", no_argument, NULL, 'V'},
+	                                      {"lend", no_argument, NULL, 'P'},
 	                                      {NULL, 0, NULL, 0}};
 
 	opterr = 0;
@@ -160,6 +164,9 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 				                 SERVER_SMALL_RECVS);
 			s->srq_recvs = (uint32_t)v;
 			break;
+		case 'P':
+			s->lend = true;
+			break;
 		case 'v':
 			s->verbose = true;
 			break;
@@ -179,6 +186,10 @@ static int parse_command_line(struct server *s, int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad_usage("%s: unexpected argument", argv[optind]);
+	/* A lent QP takes no sends of the helper's: no lease's revoke, and no
+	 * shared receive queue, mid-run. */
+	if (s->lend && (s->lease_ms || s->srq_recvs))
+		return bad_usage("--lend: not with -L or -S");
 	return REX_OPTIONS_OK;
 }
 
@@ -376,13 +387,18 @@ static void probe(struct rex_loop *loop, void *arg)
 		ss->heard = false;
 		ss->unheard = 0;
 	} else {
+		/* Quiet in a latency run with --lend: the helper takes the QP
+		 * back for the rest of the run, and probes as ever. */
+		session_lend_end(ss);
 		ss->unheard++;
 		ret = session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_ALIVE, ss->unheard));
 	}
 	if (ret == -ENOTCONN)
 		return; /* closing: no more probes */
-	/* -ENOBUFS: the send queue is full; the next look tries again. */
-	if ((ret && ret != -ENOBUFS) || rex_loop_timer_start(loop, &ss->probe, BENCH_PROBE_MS))
+	/* -ENOBUFS: the send queue is full; -EBUSY: its QP is lent (--lend);
+	 * the next look tries again. */
+	if ((ret && ret != -ENOBUFS && ret != -EBUSY) ||
+	    rex_loop_timer_start(loop, &ss->probe, BENCH_PROBE_MS))
 		rex_svc_close(ss->conn, true);
 }
 /* [probe] */
@@ -493,6 +509,8 @@ static int serve(struct server *s)
 	if (s->srq_recvs)
 		printf("server: one shared receive queue of %" PRIu32 " receives of %u bytes\n",
 		       s->srq_recvs, SERVER_SRQ_BUF_SIZE);
+	if (s->lend)
+		printf("server: latency answers posted and polled on a lent QP (--lend)\n");
 	return 0;
 }
 /* [listen] */

@@ -36,6 +36,11 @@ struct session {
 	bool cq_busy; /* the helper told so: no completion events (session_sync_busy()) */
 	uint32_t size;
 	uint64_t echo; /* latency answers in this run */
+	/* --lend: a latency run's QP and CQ, lent by the helper (its answers
+	 * posted and polled with the verbs alone, as perftest's server does). */
+	struct rex_svc_lent lent;
+	uint64_t lent_posted, lent_done; /* answers posted on it, and completed */
+	bool done_pending;   /* DONE came while lent: answered once it is back */
 	struct rusage start_usage; /* the process's CPU at the run's START */
 	/* The session's grant (server_grant.c). */
 	unsigned grant;             /* enum bench_grant */
@@ -64,6 +69,7 @@ struct server {
 	uint32_t lease_ms; /* -L: a window is revoked this long after its bind; 0: never */
 	uint32_t srq_recvs; /* -S: receives of one shared receive queue; 0: each session its own */
 	bool verbose;
+	bool lend; /* --lend: latency answers on the lent QP (perftest's way) */
 	struct rex_loop *loop;
 	struct rex_svc *svc;
 	struct session *sessions;
@@ -79,6 +85,9 @@ void session_set_active(struct session *ss, bool active);
 /* Tell the helper which sessions' CQs are busy-polled; from the loop, not
  * from inside a callback (turning it off polls the CQ). */
 void session_sync_busy(struct session *ss);
+
+/* --lend: the run's lend over (its answers' completions taken first). */
+void session_lend_end(struct session *ss);
 
 /* Post \p n receives: zero-length ones for control messages and WRITE
  * WITH IMM, the buffer itself for SEND. */

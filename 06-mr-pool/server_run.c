@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rex_error.h"
 #include "server.h"
 
 /* WRITE latency watches a byte: the CQ is polled after each answer, and at
@@ -18,6 +19,11 @@
 /* Receives taken are posted again in chains of this many (the bandwidth
  * runs' receive queue has room for them: 2 * depth + 8). */
 #define REPOST_CHAIN 16
+/* --lend: polls of the lent CQ for the last answer's completion at a run's
+ * end before giving up on it. */
+#define LEND_DRAIN_SPINS 1000000ul
+
+static int run_done(struct session *ss);
 
 /* A run is on (START to DONE). The server busy-polls only the runs that
  * need it: latency answers (SEND and WRITE ping-pong), and receives to
@@ -39,6 +45,76 @@ void session_set_active(struct session *ss, bool active)
 	ss->active = active;
 }
 
+/* [lent] */
+/* --lend: one poll of the lent CQ, as perftest's server polls. An answer's
+ * completion is ours; anything else (a ping, a control message) goes to
+ * the helper, whose callbacks take it. */
+static void lent_step(struct session *ss)
+{
+	struct ibv_wc wc;
+	int n;
+
+	if (!rex_svc_conn_open(ss->conn)) { /* closing: the lend is over */
+		ss->lent = (struct rex_svc_lent){0};
+		return;
+	}
+	n = ibv_poll_cq(ss->lent.cq, 1, &wc);
+	if (n == 0)
+		return;
+	if (n < 0) {
+		fprintf(stderr, "server: %s: ibv_poll_cq failed (%d)\n",
+		        rex_svc_conn_name(ss->conn), n);
+		rex_svc_close(ss->conn, true);
+	} else if (rex_wr_id_kind(wc.wr_id) != REX_WR_LENT) {
+		rex_svc_conn_give(ss->conn, &wc, 1);
+	} else if (wc.status != IBV_WC_SUCCESS) {
+		rex_report_wc("answer", &wc);
+		rex_svc_close(ss->conn, true);
+	} else {
+		ss->lent_done++;
+	}
+}
+
+/* A latency run, busy-polled: with --lend, its QP lent to us. */
+static void lend_start(struct session *ss)
+{
+	int ret;
+
+	if (!ss->server->lend || ss->hello.mode != BENCH_MODE_LAT)
+		return;
+	ss->lent_posted = ss->lent_done = 0;
+	ret = rex_svc_conn_lend(ss->conn, &ss->lent);
+	if (ret) {
+		fprintf(stderr, "server: %s: rex_svc_conn_lend: %s\n", rex_svc_conn_name(ss->conn),
+		        strerror(-ret));
+		rex_svc_close(ss->conn, true);
+	}
+}
+
+/* The run is over (or its client went quiet): its last answer's completion
+ * taken (the client has had the answer, so its acknowledgement has come or
+ * is coming), then the QP back. The lend is ours no more before the
+ * helper's poll in rex_svc_conn_unlend() runs the callbacks: what they
+ * post goes through the helper. */
+void session_lend_end(struct session *ss)
+{
+	unsigned long spins = 0;
+
+	while (ss->lent.qp && ss->lent_done < ss->lent_posted && ++spins < LEND_DRAIN_SPINS)
+		lent_step(ss);
+	if (!ss->lent.qp)
+		return;
+	ss->lent = (struct rex_svc_lent){0};
+	if (ss->lent_done < ss->lent_posted) {
+		fprintf(stderr, "server: %s: %" PRIu64 " answers not completed at the lend's end\n",
+		        rex_svc_conn_name(ss->conn), ss->lent_posted - ss->lent_done);
+		rex_svc_close(ss->conn, true);
+		return;
+	}
+	rex_svc_conn_unlend(ss->conn);
+}
+/* [lent] */
+
 /* [busy-cq] */
 /* A busy-polled session's CQ is not armed: an armed CQ raises an event
  * for a completion we poll anyway, and the loop, looked at now and then,
@@ -48,10 +124,37 @@ void session_sync_busy(struct session *ss)
 {
 	if (ss->cq_busy == ss->busy)
 		return;
+	if (!ss->busy)
+		session_lend_end(ss);
 	ss->cq_busy = ss->busy;
 	rex_svc_conn_set_busy(ss->conn, ss->busy); /* off: armed, and polled once */
+	if (ss->busy)
+		lend_start(ss);
+	if (ss->done_pending) {
+		ss->done_pending = false;
+		if (run_done(ss))
+			rex_svc_close(ss->conn, true);
+	}
 }
 /* [busy-cq] */
+
+/* --lend: an answer posted on the lent QP itself. */
+static int lent_post(struct session *ss, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (ss->lent_posted - ss->lent_done >= ss->lent.room)
+		return -ENOBUFS; /* a ping-pong has one out: the client broke it */
+	wr->wr_id = rex_svc_lent_wr_id((uint32_t)ss->echo);
+	ret = ibv_post_send(ss->lent.qp, wr, &bad);
+	if (ret) {
+		rex_report_errno("ibv_post_send", ret);
+		return -ret;
+	}
+	ss->lent_posted++;
+	return 0;
+}
 
 /* [answer] */
 /* Latency: answer a ping with the same bytes, from our buffer. */
@@ -75,7 +178,10 @@ static int answer(struct session *ss, uint32_t len)
 		wr.wr.rdma.rkey = ss->hello.rkey;
 	}
 	ss->echo++;
-	ret = rex_svc_post_send(ss->conn, &wr);
+	if (ss->lent.qp)
+		ret = lent_post(ss, &wr);
+	else
+		ret = rex_svc_post_send(ss->conn, &wr);
 	if (ret)
 		fprintf(stderr, "server: %s: the answer of ping %" PRIu64 " not posted: %s\n",
 		        rex_svc_conn_name(ss->conn), ss->echo, strerror(-ret));
@@ -131,6 +237,14 @@ static int send_cpu(struct session *ss)
 }
 /* [cpu] */
 
+/* After DONE: the server's CPU, and the run's result. */
+static int run_done(struct session *ss)
+{
+	if (send_cpu(ss))
+		return -EIO;
+	return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+}
+
 /* [control] */
 static int control(struct session *ss, uint32_t imm)
 {
@@ -162,9 +276,11 @@ static int control(struct session *ss, uint32_t imm)
 		session_set_active(ss, false);
 		ss->runs++;
 		ss->server->runs++;
-		if (send_cpu(ss))
-			return -EIO;
-		return session_post_imm(ss, bench_ctrl_imm(BENCH_CTRL_RESULT, verify(ss)));
+		if (ss->lent.qp) { /* the helper sends nothing while lent */
+			ss->done_pending = true;
+			return 0;
+		}
+		return run_done(ss);
 	case BENCH_CTRL_END:
 		return grant_end(ss, BENCH_ENDED_ASKED);
 	default:
@@ -278,7 +394,10 @@ void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 
 void session_poll(struct session *ss)
 {
-	rex_svc_conn_poll(ss->conn);
+	if (ss->lent.qp)
+		lent_step(ss);
+	else
+		rex_svc_conn_poll(ss->conn);
 	repost(ss);
 }
 /* [handle-completion] */

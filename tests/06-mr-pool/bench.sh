@@ -26,7 +26,13 @@
 #                   (-n 500: 500 done), and --max-p99: far below any run,
 #                   exit 3 and a line naming the percentile; far above, exit 0
 #   lend            --lend: READ, FETCH_AND_ADD, WRITE and SEND latency on a
-#                   lent QP, data verified
+#                   lent QP, data verified; then a server with --lend: SEND,
+#                   WRITE and WRITE WITH IMM latency answered on its lent QP
+#                   (data verified: the run's result came after the lend),
+#                   a client that lends nothing, a bandwidth run, which the
+#                   server serves through the helper, and a client stopped
+#                   (SIGSTOP) mid-run: dropped by the server's probes, the
+#                   next served, no QP held
 #   cycles          --cycles: READ and SEND latency, FETCH_AND_ADD bandwidth, timed by the cycle
 #                   counter (the parameters line says so); its samples, from
 #                   the histogram, add up to at most the run's time by the
@@ -372,6 +378,36 @@ lend)
 		has "$op-lend" '^client: data verified: '
 	done
 	stop_server
+	start_server --lend
+	grep -q '^server: latency answers posted and polled on a lent QP (--lend)$' "$dir/server.out" ||
+		fail "server: no --lend line"
+	for op in send write write_imm; do
+		client "$op-served-lent" 0 -o "$op" -m lat -s 4096 -n 2000 --lend --cycles
+		has "$op-served-lent" '^ 4096 +1999 '
+		has "$op-served-lent" '^client: data verified: '
+	done
+	client send-plain-lent 0 -o send -m lat -s 8 -n 2000
+	has send-plain-lent '^client: data verified: '
+	client send-bw-lent 0 -o send -m bw -s 4096 -n 2000
+	has send-bw-lent '^client: data verified: '
+	# A client stopped in the middle of a lent run: the server takes its
+	# QP back at the first quiet probe, drops it by its probes as ever, and
+	# serves the next.
+	"$bin/06-mr-pool-client" -p "$port" -o send -m lat -s 8 -D 120 --lend "$addr" \
+		>"$dir/stopped-lent.out" 2>&1 &
+	stopped=$!
+	for _ in $(seq 300); do grep -q '#bytes' "$dir/stopped-lent.out" && break; sleep 0.1; done
+	kill -STOP $stopped
+	for _ in $(seq 600); do grep -q 'silent for [0-9]* probes' "$dir/server.out" && break; sleep 0.1; done
+	grep -q 'silent for [0-9]* probes' "$dir/server.out" || fail "server: the stopped client not dropped in 60 s"
+	kill -KILL $stopped
+	wait $stopped 2>/dev/null
+	client after-stopped 0 -o write -m lat -s 8 -n 500 --lend
+	has after-stopped '^client: data verified: '
+	held qp 0
+	stop_server
+	grep -q '^server: done: 7 connections served, 1 failed, 0 rejected; 6 runs' "$dir/server.out" ||
+		fail "server: not 7 connections, 1 failed, 6 runs"
 	;;
 reject_size)
 	start_server -s 4K
