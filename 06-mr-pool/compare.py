@@ -19,7 +19,10 @@ holds 1. It needs N >= 6 pairs (with 6 to 8, the interval is min..max).
 With --against pool, the second program is ours too, its server run with
 -g pool (every client gets the pool's rkey) while ours keeps its windows:
 the ratio is then what least privilege costs, windows over pool rkey, by
-the same rule.
+the same rule. With --against self, both programs are ours, run alike:
+every difference is the lab's noise, and a verdict other than "not told
+apart" is the rule's false alarm (one in twenty points or fewer, were the
+pairs independent).
 
 06-mr-pool/compare runs this where RDMA works (the lab's VM on a machine
 without it); see there for the command line. This file only needs Python 3's
@@ -263,8 +266,9 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         ready = r"Waiting for client"
         client_argv = common + [args.addr]
     else:
-        # --against pool: the "perftest" slot is ours with the pool's rkey.
-        grant = ["-g", "pool"] if tool == "perftest" else []
+        # --against pool: the "perftest" slot is ours with the pool's rkey;
+        # --against self: ours, run as the other.
+        grant = ["-g", "pool"] if tool == "perftest" and args.against == "pool" else []
         server = Run(pinned(args, 0, [f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p",
                                       str(port)] + args.ours_server_args.split() + grant),
                      log + ".server.log")
@@ -291,7 +295,7 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     client = Run(pinned(args, 1, client_argv), log + ".client.log")
     status, user, system = client.finish(RUN_TIMEOUT)
     # perftest's server ends with its client; ours serves until told to stop.
-    if tool == "ours" or args.against == "pool":
+    if tool == "ours" or args.against != "perftest":
         server.stop(signal.SIGTERM)
     server.finish(15)
     if status != 0:
@@ -403,8 +407,9 @@ def main():
                    help="more arguments for perftest's programs, both sides (say '--use_old_post_send')")
     p.add_argument("--pin", default="",
                    help="SERVER_CPUS,CLIENT_CPUS: both programs of both tools pinned (taskset -c)")
-    p.add_argument("--against", choices=("perftest", "pool"), default="perftest",
-                   help="pool: hold ours (a window per client) against ours with -g pool")
+    p.add_argument("--against", choices=("perftest", "pool", "self"), default="perftest",
+                   help="pool: hold ours (a window per client) against ours with -g pool; "
+                        "self: against ours, run alike (the rule's false alarms)")
     args = p.parse_args()
     if args.table:
         try:
@@ -573,6 +578,9 @@ def format_table(table, meta):
               "#   (one rkey for the whole pool); 'ours' has a window per client:\n"
               "#   the ratio is what least privilege costs\n"] if meta.get("against") == "pool"
              else []),
+           *(["# against self: the 'pt' columns are ours too, run alike: every verdict\n"
+              "#   but 'not told apart' is a false alarm of the rule\n"]
+             if meta.get("against") == "self" else []),
            f"{'op':<5} {'mode':<4} {'bytes':>7} {'ours':>6} {'spread':>12} {'pt':>6} "
            f"{'spread':>12} {'ratio':>5} {'interval':>10} {'verdict':<14} {'cpu o/pt':>9}\n"]
     for e in table:
