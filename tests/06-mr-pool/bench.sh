@@ -26,13 +26,14 @@
 #                   (-n 500: 500 done), and --max-p99: far below any run,
 #                   exit 3 and a line naming the percentile; far above, exit 0
 #   lend            --lend: READ, FETCH_AND_ADD, WRITE and SEND latency on a
-#                   lent QP, data verified; then a server with --lend: SEND,
-#                   WRITE and WRITE WITH IMM latency answered on its lent QP
-#                   (data verified: the run's result came after the lend),
-#                   a client that lends nothing, a bandwidth run, which the
-#                   server serves through the helper, and a client stopped
-#                   (SIGSTOP) mid-run: dropped by the server's probes, the
-#                   next served, no QP held
+#                   lent QP, data verified
+#   lend_server     a server with --lend: SEND, WRITE and WRITE WITH IMM
+#                   latency answered on its lent QP (data verified: the
+#                   run's result came after the lend), a client that lends
+#                   nothing, a bandwidth run, which the server serves
+#                   through the helper, and a client stopped (SIGSTOP)
+#                   mid-run: dropped by the server's probes, the next
+#                   served, no QP held
 #   cycles          --cycles: READ and SEND latency, FETCH_AND_ADD bandwidth, timed by the cycle
 #                   counter (the parameters line says so); its samples, from
 #                   the histogram, add up to at most the run's time by the
@@ -378,6 +379,10 @@ lend)
 		has "$op-lend" '^client: data verified: '
 	done
 	stop_server
+	;;
+lend_server)
+	# The server's --lend: its latency answers posted and polled on the QP
+	# the helper lends it.
 	start_server --lend
 	grep -q '^server: latency answers posted and polled on a lent QP (--lend)$' "$dir/server.out" ||
 		fail "server: no --lend line"
