@@ -46,28 +46,26 @@ int post_ping(struct qp *q, struct ibv_send_wr *wr)
 	return -ret;
 }
 
-/* --lend: one poll of the lent CQ, as perftest polls. Our pings are the
- * program's own (REX_WR_LENT, the low 32 bits of their number); anything
- * else goes to the helper, whose books and callbacks take it. */
+/* --lend: one poll of the lent CQ, as perftest polls; the helper takes
+ * what is not a ping of ours (rex_svc_conn_lent_poll()). A closing
+ * connection's CQ is the helper's again: the loop's look sees the close. */
 /* [lat-lent] */
 void lent_step(struct qp *q)
 {
 	struct ibv_wc wc;
-	int n = ibv_poll_cq(q->lent.cq, 1, &wc);
+	int n = rex_svc_conn_lent_poll(q->conn, &wc);
 
-	if (n == 0)
+	if (n == 0 || n == -ENOTCONN)
 		return;
-	if (n < 0 || (rex_wr_id_kind(wc.wr_id) == REX_WR_LENT && wc.status != IBV_WC_SUCCESS)) {
+	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
 		if (n < 0)
-			fprintf(stderr, "client: ibv_poll_cq failed (%d)\n", n);
+			fprintf(stderr, "client: rex_svc_conn_lent_poll: %s\n", strerror(-n));
 		else
 			rex_report_wc("send", &wc);
 		q->cl->broken = true;
 		rex_svc_close(q->conn, true);
-	} else if (rex_wr_id_kind(wc.wr_id) != REX_WR_LENT) {
-		rex_svc_conn_give(q->conn, &wc, 1);
-	} else {
-		q->completed = q->seq - (uint32_t)((uint32_t)q->seq - rex_wr_id_slot(wc.wr_id));
+		return;
 	}
+	q->completed = q->seq - (uint32_t)((uint32_t)q->seq - rex_wr_id_slot(wc.wr_id));
 }
 /* [lat-lent] */

@@ -47,26 +47,23 @@ void session_set_active(struct session *ss, bool active)
 
 /* [lent] */
 /* --lend: one poll of the lent CQ, as perftest's server polls. An answer's
- * completion is ours; anything else (a ping, a control message) goes to
- * the helper, whose callbacks take it. */
+ * completion is ours; the helper takes anything else (a ping, a control
+ * message), and the CQ again once the connection is closing. */
 static void lent_step(struct session *ss)
 {
 	struct ibv_wc wc;
-	int n;
+	int n = rex_svc_conn_lent_poll(ss->conn, &wc);
 
-	if (!rex_svc_conn_open(ss->conn)) { /* closing: the lend is over */
+	if (n == -ENOTCONN) { /* closing: the lend is over */
 		ss->lent = (struct rex_svc_lent){0};
 		return;
 	}
-	n = ibv_poll_cq(ss->lent.cq, 1, &wc);
 	if (n == 0)
 		return;
 	if (n < 0) {
-		fprintf(stderr, "server: %s: ibv_poll_cq failed (%d)\n",
-		        rex_svc_conn_name(ss->conn), n);
+		fprintf(stderr, "server: %s: rex_svc_conn_lent_poll: %s\n",
+		        rex_svc_conn_name(ss->conn), strerror(-n));
 		rex_svc_close(ss->conn, true);
-	} else if (rex_wr_id_kind(wc.wr_id) != REX_WR_LENT) {
-		rex_svc_conn_give(ss->conn, &wc, 1);
 	} else if (wc.status != IBV_WC_SUCCESS) {
 		rex_report_wc("answer", &wc);
 		rex_svc_close(ss->conn, true);

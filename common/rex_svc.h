@@ -106,7 +106,8 @@
  * when the server refused it, releasing when it had a QP, and closed; a
  * request a server's program rejected gets nothing more.
  * No callback runs inside a call the program made but rex_svc_conn_poll(),
- * rex_svc_conn_set_busy(), rex_svc_conn_give() and rex_svc_conn_unlend():
+ * rex_svc_conn_set_busy(), rex_svc_conn_give(), rex_svc_conn_lent_poll()
+ * and rex_svc_conn_unlend():
  * rex_svc_send() from within ops.message() is fine, and rex_svc_close()
  * from any callback too.
  *
@@ -436,7 +437,8 @@ struct rex_svc_lent {
  *   books leave them out;
  * - has at most \p out->room of them outstanding at once;
  * - hands every other completion it polls (a receive, a send posted
- *   before the lend) to rex_svc_conn_give() at once, in the order polled;
+ *   before the lend) to rex_svc_conn_give() at once, in the order polled
+ *   (rex_svc_conn_lent_poll() polls one and does so);
  * - looks at rex_svc_conn_open() after every round of the loop it runs:
  *   once the connection is closing, the lend is over (the helper polls
  *   the CQ again to drain it, dropping the program's completions), and
@@ -463,6 +465,21 @@ static inline uint64_t rex_svc_lent_wr_id(uint32_t id)
  *        its books and runs the callbacks, as rex_svc_conn_poll() would.
  */
 void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n);
+
+/**
+ * \brief One poll of \p c's lent CQ, as perftest polls: one completion at
+ *        most, handed to the helper (rex_svc_conn_give()) unless it is one
+ *        of the program's sends.
+ * \param c   the connection lent (rex_svc_conn_lend())
+ * \param wc  filled with the program's send when 1 is returned: its
+ *            status is the program's to check, its id in
+ *            rex_wr_id_slot(wc->wr_id)
+ * \return 1: the program's send in \p wc; 0: nothing, or the helper's
+ *         (its callbacks ran inside this call); -ENOTCONN: the connection
+ *         is closing, the lend is over (the helper drains the CQ now);
+ *         -EINVAL: not lent; -EIO: ibv_poll_cq() failed.
+ */
+int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc);
 
 /** \brief The end of a lend: the helper polls the CQ again (callbacks run
  *         inside this call) and sends the messages that waited. */

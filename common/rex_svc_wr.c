@@ -125,6 +125,23 @@ void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n)
 	act_on(c, wc, rex_aconn_take(&c->ac, wc, n));
 }
 
+int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc)
+{
+	int n;
+
+	if (!c->lent)
+		return -EINVAL;
+	if (!rex_svc_conn_open(c))
+		return -ENOTCONN; /* the helper's again: rex_svc_conn_poll() drains it */
+	n = ibv_poll_cq(c->ac.cq, 1, wc);
+	if (n <= 0)
+		return n < 0 ? -EIO : 0;
+	if (rex_wr_id_kind(wc->wr_id) == REX_WR_LENT)
+		return 1;
+	rex_svc_conn_give(c, wc, 1);
+	return 0;
+}
+
 void rex_svc_conn_unlend(struct rex_svc_conn *c)
 {
 	if (!c->lent)
