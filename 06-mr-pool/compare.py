@@ -250,6 +250,18 @@ def pinned(args, side, argv):
     return ["taskset", "-c", args.pin.split(",")[side]] + argv if args.pin else argv
 
 
+# --server-pool point: our server's pool buffers are the point's size, a
+# page at least, as perftest registers a buffer of its run's size (a page
+# at least); the server's default is 8 buffers of 8 MiB, 64 MiB registered,
+# and in the lab that costs READ's and the atomics' latency a few percent
+# (docs: part 3, found). --ours-server-args comes after, so its -s wins.
+PAGE = 4096
+
+
+def server_pool(args, size):
+    return ["-s", str(max(size, PAGE))] if args.server_pool == "point" else []
+
+
 def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
     """Start a server, run a client against it, stop the server. Returns the
     client's result dict (with cpu_user_s and cpu_sys_s from wait4) or None."""
@@ -270,7 +282,8 @@ def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
         # --against self: ours, run as the other.
         grant = ["-g", "pool"] if tool == "perftest" and args.against == "pool" else []
         server = Run(pinned(args, 0, [f"{args.bin}/06-mr-pool-server", "-B", args.addr, "-p",
-                                      str(port)] + args.ours_server_args.split() + grant),
+                                      str(port)] + server_pool(args, size)
+                                     + args.ours_server_args.split() + grant),
                      log + ".server.log")
         ready = r"^server: listening"
         json_path = f"{rawdir}/{tag}.json"
@@ -403,6 +416,10 @@ def main():
                    help="more arguments for 06-mr-pool-client (say '-l 32' or '-w 128')")
     p.add_argument("--ours-server-args", default="",
                    help="more arguments for 06-mr-pool-server (say '-s 64K')")
+    p.add_argument("--server-pool", choices=("point", "default"), default="point",
+                   help="point: our server's pool buffers sized to the point (-s SIZE, a page at "
+                        "least), as perftest registers a buffer of the run's size; default: the "
+                        "server's own (8 buffers of 8 MiB)")
     p.add_argument("--perftest-args", default="",
                    help="more arguments for perftest's programs, both sides (say '--use_old_post_send')")
     p.add_argument("--pin", default="",
@@ -508,7 +525,8 @@ def main():
             "device": dev, "gid_index": gid, "address": args.addr,
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
-            "ours_server_args": args.ours_server_args, "perftest_args": args.perftest_args,
+            "ours_server_args": args.ours_server_args,
+            "server_pool": args.server_pool, "perftest_args": args.perftest_args,
             "against": args.against, "pin": args.pin,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
@@ -574,6 +592,9 @@ def format_table(table, meta):
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
            *([f"# pinned (taskset): servers on CPU {pin.split(',')[0]}, clients on CPU "
               f"{pin.split(',')[1]}\n"] if pin else []),
+           *(["# our server's pool: buffers of the point's size, a page at least (-s), as\n"
+              "#   perftest registers a buffer of its run's size\n"]
+             if meta.get("server_pool") == "point" else []),
            *(["# against pool: the 'pt' columns are ours too, its server with -g pool\n"
               "#   (one rkey for the whole pool); 'ours' has a window per client:\n"
               "#   the ratio is what least privilege costs\n"] if meta.get("against") == "pool"
