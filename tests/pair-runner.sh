@@ -61,6 +61,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$port" ] || { echo "pair-runner: --port is required" >&2; exit 2; }
+[ -z "$within_from" ] || [ -n "$within" ] ||
+	{ echo "pair-runner: --client-within-from needs --client-within" >&2; exit 2; }
 
 skip() {
 	if [ "${REX_REQUIRE_RDMA:-0}" = 1 ]; then

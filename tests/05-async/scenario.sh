@@ -660,7 +660,7 @@ scenario_device_lost() {
 	count server "device rxe0 lost"
 	[ "$count" -eq 1 ] || fail "server: the loss said $count times, not once"
 	# Once means no line per connection either: a disconnect sent on the
-	# gone device failed (ENODEV) and was printed, once a connection.
+	# gone device failed (ENXIO) and was printed, once a connection.
 	lacks server "rdma_disconnect"
 	lacks c1 "rdma_disconnect"
 	# Back, on the same interface and address: served again.
