@@ -254,7 +254,7 @@ def pinned(args, side, argv):
 # page at least, as perftest registers a buffer of its run's size (a page
 # at least); the server's default is 8 buffers of 8 MiB, 64 MiB registered,
 # and in the lab that costs READ's and the atomics' latency a few percent
-# (docs: part 3, found). --ours-server-args comes after, so its -s wins.
+# (docs: part 3, what is left). --ours-server-args comes after, so its -s wins.
 PAGE = 4096
 
 
