@@ -59,6 +59,8 @@ expect 2 "loss wants a percentage" wire-fault loss lots
 expect 2 "expected --after N" wire-fault silent --after soon
 expect 2 "time wants a command" wire-fault time --until x
 expect 2 "no-rtu takes no arguments" wire-fault no-rtu --after 3
+expect 2 "lose-ack wants a message sequence number" wire-fault lose-ack 1.5
+expect 2 "lose-ack wants a message sequence number" wire-fault lose-ack 16777216
 # A good command line, here on the host: refused, eth0 untouched.
 expect 1 "runs only inside the two VMs" wire-fault link-down
 expect 2 "unknown option '--frobnicate'" doctor --frobnicate

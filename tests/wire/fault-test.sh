@@ -9,7 +9,10 @@
 #
 #   loss-02     both VMs lose 1% of the frames they send (netem) during a
 #               chapter 02 run: every echo still intact, and retransmissions
-#               in the trace
+#               in the trace; and the server VM drops the acknowledgement of
+#               the last echo (wire-fault lose-ack): the client, with every
+#               echo, says bye and leaves before the server's device sends
+#               that echo again, and the server must not fail it for that
 #   loss-03     the same during a chapter 03 run: the pattern read back
 #               intact, retransmissions in the trace
 #   silent-03   mid-run, the server VM drops every RoCEv2 packet, both ways:
@@ -56,7 +59,7 @@ fault=wire-fault
 stop=()
 case "$case" in
 loss-02)
-	server="scripts/$fault loss 1 && exec $BIN/02-send-recv-server -a \$RDMA_LAB_ADDR"
+	server="scripts/$fault loss 1 && scripts/$fault lose-ack 300 && exec $BIN/02-send-recv-server -a \$RDMA_LAB_ADDR"
 	client="scripts/$fault loss 1 && exec $BIN/02-send-recv-client -a \$RDMA_LAB_ADDR -w 8 -n 300"
 	;;
 loss-03)
@@ -123,6 +126,9 @@ loss-*)
 	expect 'wire-fault: .* loses 1% of the frames it sends'
 	if [ "$case" = loss-02 ]; then
 		expect 'client: 300 echoes of 64 bytes intact'
+		expect 'wire-fault: .* drops every RC Acknowledge of our message 300'
+		expect 'server: echoed 300 messages'
+		expect 'server: [0-9]+ echo(es)? (was|were) not acknowledged when the client left'
 		expect 'server: client said bye'
 	else
 		expect 'client: wrote 65536 bytes, read them back: intact'
