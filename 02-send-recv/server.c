@@ -436,6 +436,7 @@ static int wait_for_completions(struct session *ss)
 /* [serve-messages] */
 static int serve_messages(struct session *ss)
 {
+	uint32_t sends = ss->send.count; /* echo buffers, all ours again at the end */
 	uint32_t unacked;
 	int ret;
 
@@ -456,14 +457,14 @@ static int serve_messages(struct session *ss)
 	 * lost on the wire, and our device would send that echo again after
 	 * ack_timeout, to a QP that is gone. The disconnect flushes it, and
 	 * serve_client() takes the flush before the buffers go. */
-	while (ss->nfree_send < ss->send.count) {
+	while (ss->nfree_send < sends) {
 		ret = wait_for_completions(ss);
 		if (ret == -ECONNRESET && ss->bye)
 			break;
 		if (ret)
 			return ret;
 	}
-	unacked = ss->send.count - ss->nfree_send;
+	unacked = sends - ss->nfree_send;
 	printf("server: echoed %" PRIu64 " messages\n", ss->echoed + unacked);
 	if (unacked > 0)
 		printf("server: %u echo%s not acknowledged when the client left: its BYE "
