@@ -250,16 +250,18 @@ def pinned(args, side, argv):
     return ["taskset", "-c", args.pin.split(",")[side]] + argv if args.pin else argv
 
 
-# --server-pool point: our server's pool buffers are the point's size, a
-# page at least, as perftest registers a buffer of its run's size (a page
-# at least); the server's default is 8 buffers of 8 MiB, 64 MiB registered,
-# and in the lab that costs READ's and the atomics' latency a few percent
-# (docs: part 3, what is left). --ours-server-args comes after, so its -s wins.
+# --server-pool point: our server's pool buffers are twice the point's
+# size, a page at least each half, as perftest registers one buffer of a
+# half to receive into and a half to send from; the server's default is 8
+# buffers of 8 MiB, 64 MiB registered, and in the lab that costs READ's and
+# the atomics' latency a few percent. With room for both halves our
+# server's latency answers come from the second, as perftest's do (docs:
+# part 3, what is left). --ours-server-args comes after, so its -s wins.
 PAGE = 4096
 
 
 def server_pool(args, size):
-    return ["-s", str(max(size, PAGE))] if args.server_pool == "point" else []
+    return ["-s", str(2 * max(size, PAGE))] if args.server_pool == "point" else []
 
 
 def one_run(tool, op, mode, size, n, args, dev, gid, port, rawdir, tag):
@@ -417,9 +419,9 @@ def main():
     p.add_argument("--ours-server-args", default="",
                    help="more arguments for 06-mr-pool-server (say '-s 64K')")
     p.add_argument("--server-pool", choices=("point", "default"), default="point",
-                   help="point: our server's pool buffers sized to the point (-s SIZE, a page at "
-                        "least), as perftest registers a buffer of the run's size; default: the "
-                        "server's own (8 buffers of 8 MiB)")
+                   help="point: our server's pool buffers twice the point's size (-s 2*SIZE, a "
+                        "page at least a half), as perftest registers a half to receive into and "
+                        "a half to send from; default: the server's own (8 buffers of 8 MiB)")
     p.add_argument("--perftest-args", default="",
                    help="more arguments for perftest's programs, both sides (say '--use_old_post_send')")
     p.add_argument("--pin", default="",
@@ -526,7 +528,8 @@ def main():
             "pairs": args.pairs, "rule": "sign-test interval of the median pair ratio, 95%",
             "figures": args.figures, "ours_args": args.ours_args,
             "ours_server_args": args.ours_server_args,
-            "server_pool": args.server_pool, "perftest_args": args.perftest_args,
+            "server_pool": args.server_pool, "server_pool_halves": args.server_pool == "point",
+            "perftest_args": args.perftest_args,
             "against": args.against, "pin": args.pin,
             "depth": args.depth, "qps": args.qps, "kernel": os.uname().release,
             "host": os.uname().nodename}
@@ -592,7 +595,11 @@ def format_table(table, meta):
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
            *([f"# pinned (taskset): servers on CPU {pin.split(',')[0]}, clients on CPU "
               f"{pin.split(',')[1]}\n"] if pin else []),
-           *(["# our server's pool: buffers of the point's size, a page at least (-s), as\n"
+           *(["# our server's pool: buffers of twice the point's size, a page at least a\n"
+              "#   half (-s): pings land in one half, answers leave from the other, as\n"
+              "#   perftest lays out its buffer\n"]
+             if meta.get("server_pool") == "point" and meta.get("server_pool_halves") else
+             ["# our server's pool: buffers of the point's size, a page at least (-s), as\n"
               "#   perftest registers a buffer of its run's size\n"]
              if meta.get("server_pool") == "point" else []),
            *(["# against pool: the 'pt' columns are ours too, its server with -g pool\n"

@@ -69,7 +69,8 @@ static void usage(FILE *f)
 	    "  -B ADDR      address to bind (default: all)\n"
 	    "  -p PORT      port (default %u)\n"
 	    "  -s MAX_SIZE  largest message a client may use, K/M suffixes (default %u);\n"
-	    "               the pool registers %u buffers of it\n"
+	    "               the pool registers %u buffers of it; latency answers come\n"
+	    "               from a buffer's second half when a client's messages fit twice\n"
 	    "  -o OPS       ops served, a comma list of send, write, write_imm, read, fadd,\n"
 	    "               cas, or all\n"
 	    "               (default all); memory is registered for exactly these\n"
@@ -326,6 +327,7 @@ static int on_request(struct rex_svc_conn *c, const void *hello, size_t len, voi
 	ss->hello = h;
 	ss->pool = pool;
 	ss->mem = ss->buf->addr;
+	ss->answer = session_answer_at(ss->mem, s->max_size, h.max_size);
 	/* Receives: zero-length ones for control messages and WRITE WITH IMM,
 	 * the buffer itself for SEND; bandwidth runs, twice the window. */
 	ss->recv_depth =
@@ -350,9 +352,12 @@ static int on_request(struct rex_svc_conn *c, const void *hello, size_t len, voi
 	bench_accept_encode(&acc, reply);
 	*reply_len = BENCH_ACCEPT_LEN;
 	printf("server: %s: %s %s, connection %u of %u, up to %" PRIu32 " bytes, depth %" PRIu32
-	       ": accepting\n",
+	       "%s: accepting\n",
 	       rex_svc_conn_name(c), bench_op_name(h.op), bench_mode_name(h.mode), h.qp_index + 1u,
-	       h.qps, h.max_size, h.depth);
+	       h.qps, h.max_size, h.depth,
+	       h.mode != BENCH_MODE_LAT || h.op == BENCH_OP_READ || bench_op_atomic(h.op) ? ""
+	       : ss->answer != ss->mem ? ", answers from the buffer's second half"
+	                               : ", answers echo the pings");
 	return 0;
 
 out_reject:

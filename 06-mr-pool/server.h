@@ -28,6 +28,11 @@ struct session {
 	struct rex_pool *pool;    /* its device's */
 	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
 	uint8_t *mem;             /* buf->addr */
+	/* Latency answers: from the buffer's second half, past the pings, when
+	 * the client's messages leave room for it (perftest's layout: the
+	 * kernel then never reads bytes another CPU has just written); else
+	 * from mem, an echo of the ping's own bytes (session_answer_at()). */
+	uint8_t *answer;
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */
 	uint32_t recv_depth;
 	uint32_t reposts; /* receives taken, to post again in one chain */
@@ -96,6 +101,7 @@ int session_post_recvs(struct session *ss, uint32_t n);
 /* The helper's callbacks for a session's completions: a receive (control
  * messages, data, latency pings; posted again in chains), a signalled send
  * (a bind, an invalidate; the others need nothing). */
+uint8_t *session_answer_at(uint8_t *mem, uint32_t buf_size, uint32_t max_size);
 void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 

@@ -5,7 +5,8 @@
 # bandwidth at 4 KiB, WRITE latency at 8 B): it ends with 0, both programs
 # gave a result at every point, and what it writes is whole: the table,
 # JSON (parsed), CSV (every row, every column) and the two plots; our
-# server's pool was sized to the point (a page at least).
+# server's pool was sized to the point (twice, a page at least a half) and
+# its latency answers came from the second half.
 #
 #   compare-smoke.sh SOURCE_DIR BIN_DIR PORT     (test 06-mr-pool.compare_smoke)
 #
@@ -62,13 +63,17 @@ if ("ratio" not in text or not re.search(r"^write +bw +4096 .* too few pairs ", 
 wide = [line for line in text.splitlines() if len(line) > 100]
 if wide:
     bad.append(f"compare.txt: lines wider than 100 columns: {wide[:1]}")
-# Our server's pool sized to the point, a page at least (--server-pool point).
-if doc["meta"].get("server_pool") != "point":
-    bad.append(f"compare.json: server_pool {doc['meta'].get('server_pool')!r}, not 'point'")
+# Our server's pool sized to the point, twice, a page at least a half
+# (--server-pool point), and latency answers from the second half.
+if doc["meta"].get("server_pool") != "point" or not doc["meta"].get("server_pool_halves"):
+    bad.append(f"compare.json: server_pool {doc['meta'].get('server_pool')!r}, not 'point' in halves")
 for tag in ("write-bw-4096-1-ours", "write-lat-8-1-ours"):
     log = open(f"{out}/raw/{tag}.server.log").read()
-    if not re.search(r"^server: pool on \S+: 8 buffers of 4096 bytes", log, re.M):
-        bad.append(f"raw/{tag}.server.log: no pool of 8 buffers of 4096 bytes")
+    if not re.search(r"^server: pool on \S+: 8 buffers of 8192 bytes", log, re.M):
+        bad.append(f"raw/{tag}.server.log: no pool of 8 buffers of 8192 bytes")
+log = open(f"{out}/raw/write-lat-8-1-ours.server.log").read()
+if not re.search(r"^server: .*: write lat, .*, answers from the buffer's second half: accepting", log, re.M):
+    bad.append("raw/write-lat-8-1-ours.server.log: answers not from the buffer's second half")
 for png in ("bw.png", "lat.png", "ratio.png"):
     path = f"{out}/{png}"
     if not os.path.exists(path) or open(path, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
