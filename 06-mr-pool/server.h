@@ -29,8 +29,7 @@ struct session {
 	struct rex_pool_buf *buf; /* its buffer from the pool, until it is released */
 	uint8_t *mem;             /* buf->addr */
 	/* Latency answers: from the buffer's second half, past the pings, when
-	 * the client's messages leave room for it (perftest's layout: the
-	 * kernel then never reads bytes another CPU has just written); else
+	 * the client's messages leave room for it (perftest's layout); else
 	 * from mem, an echo of the ping's own bytes (session_answer_at()). */
 	uint8_t *answer;
 	struct ibv_sge recv_sge; /* SEND: receives land in the buffer */

@@ -154,11 +154,11 @@ static int lent_post(struct session *ss, struct ibv_send_wr *wr)
 }
 
 /* [answer-at] */
-/* Where a session's latency answers come from: a page boundary past the
- * client's largest message, if the buffer holds both; else the ping's own
- * bytes. An echo makes the kernel, posting the answer on our CPU, copy
- * bytes that the peer's request has just written on another: on the lab's
- * VM that cost 4 KiB pings 5 to 7% (docs: part 3, what is left). */
+/* Where a session's latency answers come from: the first page boundary
+ * past the client's largest message, if the buffer holds both (perftest's
+ * layout: pings land in one half, answers leave from the other); else the
+ * ping's own bytes, an echo, which cost 4 KiB pings about 5% on the lab's
+ * VM (docs: part 3, what is left). */
 uint8_t *session_answer_at(uint8_t *mem, uint32_t buf_size, uint32_t max_size)
 {
 	uint64_t off = ((uint64_t)max_size + 4095) & ~(uint64_t)4095;

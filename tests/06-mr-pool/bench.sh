@@ -26,10 +26,12 @@
 #                   (-n 500: 500 done), and --max-p99: far below any run,
 #                   exit 3 and a line naming the percentile; far above, exit 0
 #   lend            --lend: READ, FETCH_AND_ADD, WRITE and SEND latency on a
-#                   lent QP, data verified
+#                   lent QP, data verified; the server's answers from its
+#                   buffer's second half (the accepting lines say so)
 #   lend_server     a server with --lend: SEND, WRITE and WRITE WITH IMM
 #                   latency answered on its lent QP (data verified: the
-#                   run's result came after the lend), a client that lends
+#                   run's result came after the lend; a 4 KiB buffer's
+#                   answers echo the pings), a client that lends
 #                   nothing, a bandwidth run, which the server serves
 #                   through the helper, and a client stopped (SIGSTOP)
 #                   mid-run: dropped by the server's probes, the next
@@ -382,6 +384,13 @@ lend)
 		has "$op-lend" '^client: data verified: '
 	done
 	stop_server
+	# The server's default buffer holds a client's 8-byte pings and, a page
+	# on, its answers (perftest's layout): WRITE's and SEND's answers came
+	# from there, and the client found the run's pattern in them.
+	for op in write send; do
+		grep -q "^server: .*: $op lat, connection 1 of 1, up to 8 bytes, depth 1, answers from the buffer's second half: accepting\$" "$dir/server.out" ||
+			fail "server: $op latency's answers not from the buffer's second half"
+	done
 	;;
 lend_server)
 	# The server's --lend: its latency answers posted and polled on the QP
@@ -397,6 +406,10 @@ lend_server)
 		has "$op-served-lent" '^ 4096 +199 '
 		has "$op-served-lent" '^client: data verified: '
 	done
+	# A 4 KiB buffer has no room for a second 4 KiB: those answers echo the
+	# pings' own bytes, and are verified all the same.
+	grep -q "^server: .*: send lat, connection 1 of 1, up to 4096 bytes, depth 1, answers echo the pings: accepting\$" "$dir/server.out" ||
+		fail "server: a 4 KiB ping in a 4 KiB buffer not echoed"
 	client send-plain-lent 0 -o send -m lat -s 8 -n 200
 	has send-plain-lent '^client: data verified: '
 	client send-bw-lent 0 -o send -m bw -s 4096 -n 200
