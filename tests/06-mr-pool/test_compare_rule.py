@@ -109,7 +109,8 @@ check(not wide, f"table lines wider than {compare.TABLE_WIDTH} columns: {wide[:2
 # The tables the pages show are the tables of the runs' JSON files,
 # printed by --table: the figures on a page are a run's, not edited.
 for saved in ("06-compare", "06-compare-2026-11-24", "06-compare-2026-11-27",
-              "06-compare-2026-11-29-0843", "06-compare-2026-11-29-1336", "06-compare-self",
+              "06-compare-2026-11-29-0843", "06-compare-2026-11-29-1336", "06-compare-2026-11-29-1416",
+              "06-compare-self",
               "06-grant-cost"):
     with open(f"{src}/docs/results/{saved}.json") as f:
         run = json.load(f)
