@@ -97,10 +97,14 @@ void session_lend_end(struct session *ss);
  * WITH IMM, the buffer itself for SEND. */
 int session_post_recvs(struct session *ss, uint32_t n);
 
+/* Where latency answers leave from in a buffer of \p buf_size bytes for
+ * messages up to \p max_size: its second half when it holds both, else
+ * \p mem itself (an echo). */
+uint8_t *session_answer_at(uint8_t *mem, uint32_t buf_size, uint32_t max_size);
+
 /* The helper's callbacks for a session's completions: a receive (control
  * messages, data, latency pings; posted again in chains), a signalled send
  * (a bind, an invalidate; the others need nothing). */
-uint8_t *session_answer_at(uint8_t *mem, uint32_t buf_size, uint32_t max_size);
 void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 
