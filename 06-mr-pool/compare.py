@@ -88,6 +88,31 @@ def fail(text):
     sys.exit(1)
 
 
+def stale_binaries(bin_dir, programs, chapters):
+    """A warning when a program in bin_dir is missing, or when a source of
+    the chapters' folders or common/ is newer than every program built
+    from them there (the last build came before the last edit), else None:
+    a run of an old build measures old code, and nothing else would say so."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    newest, newest_path = 0.0, None
+    for folder in list(chapters) + ["common"]:
+        for name in os.listdir(os.path.join(root, folder)):
+            path = os.path.join(root, folder, name)
+            if name.endswith((".c", ".h")) and os.path.getmtime(path) > newest:
+                newest, newest_path = os.path.getmtime(path), path
+    for program in programs:
+        if not os.path.exists(os.path.join(bin_dir, program)):
+            return (f"{os.path.join(bin_dir, program)} does not exist: build it first "
+                    f"(cmake --build build), or give --bin")
+    built = [os.path.join(bin_dir, name) for name in os.listdir(bin_dir)
+             if name.startswith(tuple(f"{c}-" for c in chapters))]
+    last = max(built, key=os.path.getmtime)
+    if newest_path and os.path.getmtime(last) < newest:
+        return (f"{os.path.relpath(newest_path, root)} is newer than {last}, the last program "
+                f"built from it: this run measures an old build (rebuild it, or give --bin)")
+    return None
+
+
 def rdma_device():
     """The first RDMA device and the GID index of its RoCE v2 IPv4 address."""
     base = "/sys/class/infiniband"
@@ -446,6 +471,9 @@ def main():
         fail("--pairs wants 1 or more")
     if args.pin and not re.fullmatch(r"\d+,\d+", args.pin):
         fail(f"--pin {args.pin}: not SERVER_CPU,CLIENT_CPU (say 0,1)")
+    stale = stale_binaries(args.bin, ["06-mr-pool-server", "06-mr-pool-client"], ["06-mr-pool"])
+    if stale and "ours" in args.tools.split(","):
+        say(f"warning: {stale}")
     dev, gid = rdma_device()
     rawdir = f"{args.out}/raw"
     os.makedirs(rawdir, exist_ok=True)

@@ -32,7 +32,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import Run, gnuplot  # noqa: E402  one way to run a program, one to plot
+from compare import Run, gnuplot, stale_binaries  # noqa: E402  one way to run a program, one to plot
 
 START_TIMEOUT = 30  # s: the server's listening line
 FIGURES = [("achieved_rps", "achieved"), ("late", "late"), ("t_typical_us", "p50"),
@@ -177,6 +177,9 @@ def main():
     if not args.addr:
         print("load: error: no address: give --addr or set RDMA_LAB_ADDR", file=sys.stderr)
         return 2
+    stale = stale_binaries(args.bin, ["06-mr-pool-server", "06-mr-pool-client"], ["06-mr-pool"])
+    if stale:
+        print(f"load: warning: {stale}", file=sys.stderr, flush=True)
     if args.repeats < 1 or args.duration < 1:
         print("load: error: --repeats and --duration want 1 or more", file=sys.stderr)
         return 2

@@ -41,7 +41,7 @@ import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import Run, gnuplot, sign_interval, verdict  # noqa: E402  one rule, one place
+from compare import Run, gnuplot, sign_interval, stale_binaries, verdict  # noqa: E402  one rule, one place
 
 START_TIMEOUT = 30  # s: the server's listening line
 RUN_TIMEOUT = 600  # s: one client run
@@ -303,6 +303,9 @@ def main():
     args = p.parse_args()
     if not args.addr:
         p.error("--addr: the address of this machine's RDMA interface")
+    stale = stale_binaries(args.bin, ["05-async-server", "05-async-client"], ["05-async"])
+    if stale:
+        print(f"scale: warning: {stale}", file=sys.stderr, flush=True)
     points = [int(x) for x in args.points.split(",")]
     rawdir = f"{args.out}/raw"
     os.makedirs(rawdir, exist_ok=True)

@@ -4,7 +4,8 @@
 against the binomial tables, the verdict from the interval alone (the same
 for wins and losses), speed ratios in one direction for both modes, which
 percentiles may be quoted, and what the table, CSV and plots carry; the
-tables under docs/results/ are their JSON files' (--table).
+tables under docs/results/ are their JSON files' (--table); a stale build
+is named (stale_binaries()).
 
     test_compare_rule.py SOURCE_DIR OUT_DIR      (test 06-mr-pool.compare_rule)
 """
@@ -131,6 +132,29 @@ for png in ("bw.png", "lat.png", "ratio.png"):
     check(ok, f"{png} not written")
     gp = open(f"{out}/{png[:-4]}.gp").read()
     check("set yrange [0:*]" in gp, f"{png}: the y axis does not start at 0")
+
+# A stale build is named: a source newer than every program built from it,
+# or a program missing; a build newer than every source is not, nor one
+# where one program was built after the last edit.
+bindir = f"{out}/bin"
+os.makedirs(bindir, exist_ok=True)
+progs = ["06-mr-pool-server", "06-mr-pool-client"]
+for prog in progs:
+    open(f"{bindir}/{prog}", "w").close()
+    os.utime(f"{bindir}/{prog}", (1, 1))
+stale = compare.stale_binaries(bindir, progs, ["06-mr-pool"])
+check(stale is not None and "is newer than" in stale and stale.startswith(("06-mr-pool/", "common/"))
+      and "the last program built from it" in stale, f"an old build: {stale}")
+future = os.path.getmtime(f"{src}/06-mr-pool/compare.py") + 10 ** 6
+for prog in progs:
+    os.utime(f"{bindir}/{prog}", (future, future))
+check(compare.stale_binaries(bindir, progs, ["06-mr-pool"]) is None, "a new build called stale")
+os.utime(f"{bindir}/06-mr-pool-client", (1, 1))
+check(compare.stale_binaries(bindir, progs, ["06-mr-pool"]) is None,
+      "a build in which only the server changed called stale")
+os.remove(f"{bindir}/06-mr-pool-client")
+stale = compare.stale_binaries(bindir, progs, ["06-mr-pool"])
+check(stale is not None and "06-mr-pool-client does not exist" in stale, f"a missing program: {stale}")
 
 for b in bad:
     print(f"FAIL: {b}")
