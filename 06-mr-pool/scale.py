@@ -303,6 +303,11 @@ def main():
     args = p.parse_args()
     if not args.addr:
         p.error("--addr: the address of this machine's RDMA interface")
+    if not re.fullmatch(r"[1-9]\d*(,[1-9]\d*)*", args.points):
+        p.error(f"--points {args.points}: not a list of connection counts (say 1,4,16)")
+    for name in ("pairs", "count", "messages", "size", "srq_recvs"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} wants 1 or more")
     stale = stale_binaries(args.bin, ["05-async-server", "05-async-client"], ["05-async"])
     if stale:
         print(f"scale: warning: {stale}", file=sys.stderr, flush=True)
