@@ -13,6 +13,12 @@
 #               the last echo (wire-fault lose-ack): the client, with every
 #               echo, says bye and leaves before the server's device sends
 #               that echo again, and the server must not fail it for that
+#   acks-02     the server VM drops every acknowledgement of the last echo,
+#               and the client VM holds its disconnect request 6 s: the
+#               server's retries of that echo run out first (once and
+#               retry_count more, IBV_WC_RETRY_EXC_ERR), and the server
+#               must not fail the client for it: its BYE says every echo
+#               arrived. Served, exit 0
 #   loss-03     the same during a chapter 03 run: the pattern read back
 #               intact, retransmissions in the trace
 #   silent-03   mid-run, the server VM drops every RoCEv2 packet, both ways:
@@ -41,7 +47,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${REX_BIN:-$ROOT/build/bin}
-case=${1:?case: loss-02, loss-03, silent-03, linkdown-02, nortu-01 or nortu-03}
+case=${1:?case: loss-02, acks-02, loss-03, silent-03, linkdown-02, nortu-01 or nortu-03}
 keep=${2:-}
 
 if [ "${RDMA_LAB:-}" = vm ]; then
@@ -61,6 +67,10 @@ case "$case" in
 loss-02)
 	server="scripts/$fault loss 1 && scripts/$fault lose-ack 300 && exec $BIN/02-send-recv-server -a \$RDMA_LAB_ADDR"
 	client="scripts/$fault loss 1 && exec $BIN/02-send-recv-client -a \$RDMA_LAB_ADDR -w 8 -n 300"
+	;;
+acks-02)
+	server="scripts/$fault lose-ack 300 && exec $BIN/02-send-recv-server -a \$RDMA_LAB_ADDR"
+	client="scripts/$fault delay-dreq 6000 && exec $BIN/02-send-recv-client -a \$RDMA_LAB_ADDR -w 8 -n 300"
 	;;
 loss-03)
 	server="scripts/$fault loss 1 && exec $BIN/03-read-write-server -a \$RDMA_LAB_ADDR -s 64K"
@@ -157,6 +167,23 @@ loss-*)
 		  fi
 		  echo "(in all $(($(wc -l <"$t") - 1)) packets; sent again after a loss: $gaps after a gap, $late after a timeout)"; } | wire_fold >"$keep"
 	fi
+	;;
+acks-02)
+	[ "$rc" -eq 0 ] || fail "the pair exited with $rc, not 0: the client was served"
+	expect 'wire-fault: .* drops every RC Acknowledge of our message 300'
+	expect 'wire-fault: .* holds every CM DisconnectRequest it sends for 6000 ms'
+	expect 'client: 300 echoes of 64 bytes intact'
+	expect 'server: echoed 300 messages'
+	expect 'server: 1 echo was not acknowledged before our retries ran out: its BYE says every echo arrived'
+	expect 'server: client said bye'
+	expect 'server: client disconnected'
+	expect 'server: done: 1 client served, 0 failed'
+	# The last echo on the wire: once, and once for each retry.
+	last=$(awk 'NR > 1 && $2 == "s>c" && $3 == "RC" && /Send/ { psn = substr($0, 53, 9) + 0 } END { print psn }' "$t")
+	sends=$(awk -v psn="$last" 'NR > 1 && $2 == "s>c" && $3 == "RC" && /Send/ && substr($0, 53, 9) + 0 == psn' "$t" | wc -l)
+	[ "$sends" -eq $((RETRY_COUNT + 1)) ] ||
+		fail "the last echo went $sends times on the wire, not $((RETRY_COUNT + 1))"
+	echo "acks-02: the last echo went $sends times; the server served the client"
 	;;
 silent-03)
 	expect 'wire-fault: .* drops every RoCEv2 packet'
