@@ -29,6 +29,19 @@ wire_capture() {
 }
 fail() { echo "FAIL: $*"; failed=1; }
 
+# wire_end: the verdict and the exit. A failed run's capture is deleted
+# with $work, so its evidence goes into the log first: the trace's CM
+# messages (connect, disconnect) and its last 30 packets, timestamped.
+wire_end() {
+	echo "capture and checks: ${took}s"
+	if [ "$failed" -ne 0 ] && [ -s "$t" ]; then
+		echo "the trace's CM messages, then its last 30 packets (server VM's eth0):"
+		{ grep -E '  CM ' "$t"; echo "  ..."; tail -n 30 "$t"; } | sed 's/^/  = /'
+	fi
+	[ "$failed" -eq 0 ] && echo PASS || echo FAIL
+	exit "$failed"
+}
+
 # wire_fold: standard input to standard output, every line within 100
 # columns, for the traces kept for the pages. A packet line (a trace's, from
 # scripts/wire-trace without --width) has its extra on the next line,
