@@ -106,8 +106,8 @@
  * when the server refused it, releasing when it had a QP, and closed; a
  * request a server's program rejected gets nothing more.
  * No callback runs inside a call the program made but rex_svc_conn_poll(),
- * rex_svc_conn_set_busy(), rex_svc_conn_give(), rex_svc_conn_lent_poll()
- * and rex_svc_conn_unlend():
+ * rex_svc_conn_set_busy(), rex_svc_conn_give(), rex_svc_conn_lent_poll(),
+ * rex_svc_conn_lent_poll_recvs() and rex_svc_conn_unlend():
  * rex_svc_send() from within ops.message() is fine, and rex_svc_close()
  * from any callback too.
  *
@@ -438,7 +438,8 @@ struct rex_svc_lent {
  * - has at most \p out->room of them outstanding at once;
  * - hands every other completion it polls (a receive, a send posted
  *   before the lend) to rex_svc_conn_give() at once, in the order polled
- *   (rex_svc_conn_lent_poll() polls one and does so);
+ *   (rex_svc_conn_lent_poll() polls one and does so), or takes its
+ *   receives itself (rex_svc_conn_lent_poll_recvs());
  * - looks at rex_svc_conn_open() after every round of the loop it runs:
  *   once the connection is closing, the lend is over (the helper polls
  *   the CQ again to drain it, dropping the program's completions), and
@@ -480,6 +481,24 @@ void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n);
  *         -EINVAL: not lent; -EIO: ibv_poll_cq() failed.
  */
 int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc);
+
+/**
+ * \brief One poll of \p c's lent CQ, as rex_svc_conn_lent_poll(), that
+ *        gives the program its receives too, as perftest takes them: no
+ *        ops.recv(), and the program posts the receive again itself
+ *        (rex_svc_post_recv()) once it is done with the bytes. Not for a
+ *        service with messages or a shared receive queue: their receives
+ *        stay the helper's (given, 0).
+ * \param c   the connection lent (rex_svc_conn_lend())
+ * \param wc  filled when 1 or 2 is returned
+ * \return 1: the program's send in \p wc, as rex_svc_conn_lent_poll();
+ *         2: a receive that succeeded in \p wc, its wr_id the program's own
+ *         (given to rex_svc_post_recv()), counted in the helper's books;
+ *         0: nothing, or the helper's (a failed receive: the helper said
+ *         why and closes the connection); -ENOTCONN, -EINVAL, -EIO as
+ *         rex_svc_conn_lent_poll().
+ */
+int rex_svc_conn_lent_poll_recvs(struct rex_svc_conn *c, struct ibv_wc *wc);
 
 /** \brief The end of a lend: the helper polls the CQ again (callbacks run
  *         inside this call) and sends the messages that waited. */

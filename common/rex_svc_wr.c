@@ -125,8 +125,12 @@ void rex_svc_conn_give(struct rex_svc_conn *c, struct ibv_wc *wc, int n)
 	act_on(c, wc, rex_aconn_take(&c->ac, wc, n));
 }
 
-int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc)
+/* One completion from a lent CQ: 1, the program's send; 2, with \p recvs, a
+ * receive that succeeded, its books kept and its wr_id the program's; 0,
+ * nothing, or the helper's (given: its callbacks ran). */
+static int lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc, bool recvs)
 {
+	uint32_t kind;
 	int n;
 
 	if (!c->lent)
@@ -136,10 +140,29 @@ int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc)
 	n = ibv_poll_cq(c->ac.cq, 1, wc);
 	if (n <= 0)
 		return n < 0 ? -EIO : 0;
-	if (rex_wr_id_kind(wc->wr_id) == REX_WR_LENT)
+	kind = rex_wr_id_kind(wc->wr_id);
+	if (kind == REX_WR_LENT)
 		return 1;
-	rex_svc_conn_give(c, wc, 1);
-	return 0;
+	/* A shared queue's or a message's receive is the helper's to post again. */
+	if (!recvs || kind != REX_WR_RECV || c->ac.srq || c->svc->cfg.msg_size) {
+		rex_svc_conn_give(c, wc, 1);
+		return 0;
+	}
+	/* The books as for any receive; a failed one closes the connection. */
+	if (rex_aconn_take(&c->ac, wc, 1) == 0)
+		return 0;
+	wc->wr_id = c->recv_ids[rex_wr_id_slot(wc->wr_id)];
+	return 2;
+}
+
+int rex_svc_conn_lent_poll(struct rex_svc_conn *c, struct ibv_wc *wc)
+{
+	return lent_poll(c, wc, false);
+}
+
+int rex_svc_conn_lent_poll_recvs(struct rex_svc_conn *c, struct ibv_wc *wc)
+{
+	return lent_poll(c, wc, true);
 }
 
 void rex_svc_conn_unlend(struct rex_svc_conn *c)

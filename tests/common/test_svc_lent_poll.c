@@ -8,18 +8,7 @@
  * -EIO; a connection not lent is -EINVAL, one closing -ENOTCONN, and
  * neither is polled.
  */
-#include "aconn_fixture.h"
-#include "rex_svc_priv.h"
-
-static uint64_t recv_wr_id;
-static int recvs;
-
-static void on_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc)
-{
-	(void)c, (void)wc;
-	recv_wr_id = wr_id;
-	recvs++;
-}
+#include "svc_lent_fixture.h"
 
 static int failing_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 {
@@ -29,63 +18,53 @@ static int failing_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 
 int main(void)
 {
-	static const struct rex_svc_ops ops = {.recv = on_recv};
-	struct aconn_fixture f;
-	struct rex_svc svc = {.ops = &ops};
-	struct rex_svc_conn conn = {.svc = &svc};
-	uint64_t recv_ids[4] = {11, 22, 33, 44};
+	struct svc_lent_fixture s;
+	struct aconn_fixture *f = &s.f;
+	struct rex_svc_conn *conn = &s.conn;
 	struct ibv_wc wc = {0};
 
-	aconn_fixture_init(&f);
-	rex_aconn_init(&conn.ac, &f.devs, &f.id, REX_STATE_ESTABLISHED, &fake_ops);
-	conn.ac.cq = &f.cq;
-	conn.ac.lcq.cq = &f.cq;
-	conn.ac.qp = (struct ibv_qp *)&f.ctx; /* only looked at, never used */
-	conn.ac.recvs_posted = 4;
-	conn.recv_ids = recv_ids;
-	conn.recv_depth = 4;
+	svc_lent_fixture_init(&s);
 
 	/* Not lent: nothing polled. */
-	aconn_fixture_push(&f, rex_wr_id(REX_WR_LENT, 7), IBV_WC_SUCCESS);
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), -EINVAL);
-	CHECK_INT_EQ(f.taken, 0);
+	aconn_fixture_push(f, rex_wr_id(REX_WR_LENT, 7), IBV_WC_SUCCESS);
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), -EINVAL);
+	CHECK_INT_EQ(f->taken, 0);
 
-	conn.lent = true;
+	conn->lent = true;
 	/* The program's send, and nothing more a call. */
-	aconn_fixture_push(&f, rex_wr_id(REX_WR_RECV, 2), IBV_WC_SUCCESS);
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), 1);
+	aconn_fixture_push(f, rex_wr_id(REX_WR_RECV, 2), IBV_WC_SUCCESS);
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), 1);
 	CHECK_U64_EQ(wc.wr_id, rex_wr_id(REX_WR_LENT, 7));
-	CHECK_INT_EQ(f.taken, 1);
-	CHECK_INT_EQ(recvs, 0);
+	CHECK_INT_EQ(f->taken, 1);
+	CHECK_INT_EQ(s.recvs, 0);
 
 	/* A receive: the helper's books and callback. */
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), 0);
-	CHECK_INT_EQ(recvs, 1);
-	CHECK_U64_EQ(recv_wr_id, 33);
-	CHECK_INT_EQ(conn.ac.recvs_posted, 3);
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), 0);
+	CHECK_INT_EQ(s.recvs, 1);
+	CHECK_U64_EQ(s.recv_wr_id, 33);
+	CHECK_INT_EQ(conn->ac.recvs_posted, 3);
 
 	/* Empty. */
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), 0);
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), 0);
 
 	/* A failed send of the program's is the program's to judge. */
-	aconn_fixture_push(&f, rex_wr_id(REX_WR_LENT, 8), IBV_WC_RETRY_EXC_ERR);
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), 1);
+	aconn_fixture_push(f, rex_wr_id(REX_WR_LENT, 8), IBV_WC_RETRY_EXC_ERR);
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), 1);
 	CHECK_TRUE(wc.status == IBV_WC_RETRY_EXC_ERR);
 	CHECK_U64_EQ(rex_wr_id_slot(wc.wr_id), 8);
 
 	/* The CQ fails. */
-	f.ctx.ops.poll_cq = failing_poll_cq;
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), -EIO);
-	f.ctx.ops.poll_cq = fake_poll_cq;
+	f->ctx.ops.poll_cq = failing_poll_cq;
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), -EIO);
+	f->ctx.ops.poll_cq = fake_poll_cq;
 
 	/* Closing: the CQ is the helper's again, and left to it. */
-	aconn_fixture_push(&f, rex_wr_id(REX_WR_RECV, 3), IBV_WC_WR_FLUSH_ERR);
-	conn.ac.state = REX_STATE_DRAINING;
-	CHECK_INT_EQ(rex_svc_conn_lent_poll(&conn, &wc), -ENOTCONN);
-	CHECK_INT_EQ(f.taken, 3);
-	CHECK_INT_EQ(recvs, 1);
+	aconn_fixture_push(f, rex_wr_id(REX_WR_RECV, 3), IBV_WC_WR_FLUSH_ERR);
+	conn->ac.state = REX_STATE_DRAINING;
+	CHECK_INT_EQ(rex_svc_conn_lent_poll(conn, &wc), -ENOTCONN);
+	CHECK_INT_EQ(f->taken, 3);
+	CHECK_INT_EQ(s.recvs, 1);
 
-	rex_loop_timer_cancel(f.loop, &conn.ac.deadline);
-	aconn_fixture_fini(&f);
+	svc_lent_fixture_fini(&s);
 	return check_finish();
 }
