@@ -3,7 +3,7 @@
  * client_lend.c: --lend in 06's client (see client.h): latency pings
  * posted and polled with the verbs alone, as perftest does, on the QP and
  * CQ that the helper lends for a size's runs (rex_svc_conn_lend()), and
- * not through its books.
+ * their answers taken there too, not through the helper's callbacks.
  */
 #include <string.h>
 
@@ -46,20 +46,26 @@ int post_ping(struct qp *q, struct ibv_send_wr *wr)
 	return -ret;
 }
 
-/* --lend: one poll of the lent CQ, as perftest polls; the helper takes
- * what is not a ping of ours (rex_svc_conn_lent_poll()). A closing
- * connection's CQ is the helper's again: the loop's look sees the close. */
+/* --lend: one poll of the lent CQ, as perftest polls; a receive (an
+ * answer, a control message) is ours too, taken and posted again here,
+ * not through the helper's callback (rex_svc_conn_lent_poll_recvs()). A
+ * closing connection's CQ is the helper's again: the loop's look sees the
+ * close. */
 /* [lat-lent] */
 void lent_step(struct qp *q)
 {
 	struct ibv_wc wc;
-	int n = rex_svc_conn_lent_poll(q->conn, &wc);
+	int n = rex_svc_conn_lent_poll_recvs(q->conn, &wc);
 
 	if (n == 0 || n == -ENOTCONN)
 		return;
+	if (n == 2) {
+		qp_recv(q->conn, wc.wr_id, &wc); /* as the helper would call it */
+		return;
+	}
 	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
 		if (n < 0)
-			fprintf(stderr, "client: rex_svc_conn_lent_poll: %s\n", strerror(-n));
+			fprintf(stderr, "client: rex_svc_conn_lent_poll_recvs: %s\n", strerror(-n));
 		else
 			rex_report_wc("send", &wc);
 		q->cl->broken = true;

@@ -82,9 +82,9 @@ static void usage(FILE *f)
 	    "  -S RECVS     one shared receive queue of RECVS receives of %u bytes for every\n"
 	    "               session, each taking its window's share (default 0: each its own;\n"
 	    "               with it, a SEND of %u bytes at most)\n"
-	    "  --lend       latency runs: answers posted and polled with the verbs alone, as\n"
-	    "               perftest's server does, on the QP and CQ the helper lends\n"
-	    "               (rex_svc_conn_lend()); not with -L or -S\n"
+	    "  --lend       latency runs: pings taken, answers posted and polled, with the\n"
+	    "               verbs alone, as perftest's server does, on the QP and CQ the\n"
+	    "               helper lends (rex_svc_conn_lend()); not with -L or -S\n"
 	    "  -v           debug lines to stderr\n"
 	    "  -h, --help   this help\n"
 	    "  --version    the version\n",
@@ -515,7 +515,7 @@ static int serve(struct server *s)
 		printf("server: one shared receive queue of %" PRIu32 " receives of %u bytes\n",
 		       s->srq_recvs, SERVER_SRQ_BUF_SIZE);
 	if (s->lend)
-		printf("server: latency answers posted and polled on a lent QP (--lend)\n");
+		printf("server: latency pings taken and answered on a lent QP (--lend)\n");
 	return 0;
 }
 /* [listen] */

@@ -48,14 +48,15 @@ void session_set_active(struct session *ss, bool active)
 	ss->active = active;
 }
 
-/* [lent] */
+/* [lent-step] */
 /* --lend: one poll of the lent CQ, as perftest's server polls. An answer's
- * completion is ours; the helper takes anything else (a ping, a control
- * message), and the CQ again once the connection is closing. */
+ * completion is ours, and a receive (a ping, a control message), taken
+ * here as the helper's callback would take it; the helper takes anything
+ * else, and the CQ again once the connection is closing. */
 static void lent_step(struct session *ss)
 {
 	struct ibv_wc wc;
-	int n = rex_svc_conn_lent_poll(ss->conn, &wc);
+	int n = rex_svc_conn_lent_poll_recvs(ss->conn, &wc);
 
 	if (n == -ENOTCONN) { /* closing: the lend is over */
 		ss->lent = (struct rex_svc_lent){0};
@@ -63,8 +64,12 @@ static void lent_step(struct session *ss)
 	}
 	if (n == 0)
 		return;
+	if (n == 2) {
+		session_recv(ss->conn, wc.wr_id, &wc);
+		return;
+	}
 	if (n < 0) {
-		fprintf(stderr, "server: %s: rex_svc_conn_lent_poll: %s\n",
+		fprintf(stderr, "server: %s: rex_svc_conn_lent_poll_recvs: %s\n",
 		        rex_svc_conn_name(ss->conn), strerror(-n));
 		rex_svc_close(ss->conn, true);
 	} else if (wc.status != IBV_WC_SUCCESS) {
@@ -74,6 +79,7 @@ static void lent_step(struct session *ss)
 		ss->lent_done++;
 	}
 }
+/* [lent-step] */
 
 /* A latency run, busy-polled: with --lend, its QP lent to us. */
 static void lend_start(struct session *ss)
@@ -113,7 +119,6 @@ void session_lend_end(struct session *ss)
 	}
 	rex_svc_conn_unlend(ss->conn);
 }
-/* [lent] */
 
 /* [busy-cq] */
 /* A busy-polled session's CQ is not armed: an armed CQ raises an event

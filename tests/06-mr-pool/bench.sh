@@ -393,13 +393,13 @@ lend)
 	done
 	;;
 lend_server)
-	# The server's --lend: its latency answers posted and polled on the QP
+	# The server's --lend: its latency pings taken, answers posted and polled, on the QP
 	# the helper lends it. 200 pings a run: what the lend must prove is the
 	# data and the run's result after it; in a loaded round 2,000 pings at
 	# 4 KiB took 20 s a run (both sides spin on a shared CPU), and the
 	# probes' drop below needs 15 to 30 s of its own.
 	start_server --lend -s 4K
-	grep -q '^server: latency answers posted and polled on a lent QP (--lend)$' "$dir/server.out" ||
+	grep -q '^server: latency pings taken and answered on a lent QP (--lend)$' "$dir/server.out" ||
 		fail "server: no --lend line"
 	for op in send write write_imm; do
 		client "$op-served-lent" 0 -o "$op" -m lat -s 4096 -n 200 --lend --cycles
