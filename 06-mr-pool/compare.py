@@ -623,6 +623,11 @@ def format_table(table, meta):
            "# verdict: from the interval alone: faster, slower, or not told apart\n",
            *([f"# pinned (taskset): servers on CPU {pin.split(',')[0]}, clients on CPU "
               f"{pin.split(',')[1]}\n"] if pin else []),
+           *[f"# {who}: {meta[key]}\n" for key, who in
+             (("ours_args", "more arguments of our client (--ours-args)"),
+              ("ours_server_args", "more arguments of our server (--ours-server-args)"),
+              ("perftest_args", "more arguments of perftest (--perftest-args)"))
+             if meta.get(key)],
            *(["# our server's pool: buffers of twice the point's size, a page at least a\n"
               "#   half (-s): pings land in one half, answers leave from the other, as\n"
               "#   perftest lays out its buffer\n"]

@@ -94,6 +94,11 @@ check([e["verdict"] for e in table] == ["faster", "slower", "not told apart", "t
 meta = {"date": "today", "device": "rxe0", "kernel": "6.1", "pairs": 9}
 text = compare.format_table(table, meta)
 check("# verdicts: faster 1, slower 1, not told apart 1, too few pairs 1" in text, "verdict counts")
+# A run given more arguments says so (a saved table must tell its run apart).
+check("arguments" not in text, "a run without more arguments names some")
+text_lend = compare.format_table(table, dict(meta, ours_server_args="--lend"))
+check("# more arguments of our server (--ours-server-args): --lend\n" in text_lend,
+      "a run with the server's --lend does not say so")
 tails = [l.split() for l in text.splitlines() if l.startswith("send ") and "lat" not in l]
 check(tails == [["send", "8", "1000", "100.0", "100.0", "150.0*", "150.0*"]],
       f"1,000 samples: 99% quoted, 99.9% marked '*': {tails}")
