@@ -12,6 +12,9 @@ It fails, naming the page and the element, when
     or results box, a snippet, a diagram, a line of text (the part hidden
     behind a scrollbar or past the column's edge is what a reader misses),
     or the page itself scrolls sideways;
+  - a page shows markup as text (MARKUP_AS_TEXT, say "<tt>" in its words):
+    Doxygen gave up on a paragraph's Markdown, as after a \\ref whose quoted
+    text runs across lines, or a line that "---" under it makes a heading;
   - a page is taller than HEIGHT_PX (about six screens of 765 px, the
     lesson a reader takes in one sitting, and each subpage that goes
     deeper). The reference pages (REFERENCE: read by looking one thing up)
@@ -81,6 +84,8 @@ MEASURE = r"""
 })()
 """
 LABEL = re.compile(r'^#\s.*\{#([A-Za-z0-9_]+)\}\s*$')
+# HTML tags escaped into a page's text: Markdown Doxygen did not render.
+MARKUP_AS_TEXT = re.compile(r'&lt;/?(tt|code|strong|em|b|i|a|p)(&gt;| )')
 
 
 def pages(root, built):
@@ -212,8 +217,12 @@ class Chromium:
         os.close(self.inp)
 
 
-def check(label, fig):
+def check(label, fig, html=''):
     problems = []
+    shown = MARKUP_AS_TEXT.search(html)
+    if shown:
+        at = html[max(0, shown.start() - 60):shown.end() + 40].replace('\n', ' ')
+        problems.append(f'markup shown as text, Markdown Doxygen did not render: "...{at}..."')
     if fig['sideways'] > 0:
         problems.append(f'the page scrolls sideways by {fig["sideways"]} px')
     for w in fig['wide']:
@@ -259,7 +268,9 @@ def main(argv):
                 if report:
                     print(f'{label:20} {fig["height"]:6} px {fig["height"] / SCREEN_PX:5.1f} screens '
                           f'{fig["words"]:6} words  widest +{widest} px', flush=True)
-                for p in check(label, fig):
+                with open(path, encoding='utf-8') as f:
+                    html = f.read()
+                for p in check(label, fig, html):
                     print(f'{name}: {p}', flush=True)
                     failed += 1
         except RuntimeError as e:
