@@ -26,6 +26,8 @@ int main(void)
 	CHECK_TRUE(wc.status == IBV_WC_SUCCESS);
 	CHECK_INT_EQ(s.f.taken, 1);
 	CHECK_INT_EQ(s.conn.ac.recvs_posted, 3);
+	CHECK_U64_EQ(s.conn.ac.cq_taken, 1);
+	CHECK_TRUE(s.conn.ac.heard); /* the peer is alive: the idle deadline sees it */
 	CHECK_INT_EQ(s.recvs, 0);
 
 	/* The program's send, as rex_svc_conn_lent_poll() gives it. */
