@@ -117,6 +117,8 @@ struct qp {
 	uint64_t atomics;              /* atomics posted on the server's counter since START */
 	uint64_t end_ns;               /* when its last message of the run completed */
 	struct rex_svc_lent lent;      /* --lend: the QP and CQ the helper lent (qp NULL: none) */
+	/* --lend: a SEND answer's receive, posted again as it was (lent_answer()) */
+	struct ibv_recv_wr answer_recv;
 	bool up;                       /* established, its QP not yet going */
 	bool ready, result_in, released;
 	uint32_t result;

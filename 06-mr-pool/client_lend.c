@@ -21,6 +21,8 @@ int set_lent(struct client *cl, bool lend)
 		q->lent = (struct rex_svc_lent){0};
 		return 0;
 	}
+	q->answer_recv =
+	    (struct ibv_recv_wr){.sg_list = &q->recv_sge, .num_sge = q->recv_sge.length ? 1 : 0};
 	ret = q->conn ? rex_svc_conn_lend(q->conn, &q->lent) : -ENOTCONN;
 	if (ret)
 		fprintf(stderr, "client: rex_svc_conn_lend: %s\n", strerror(-ret));
@@ -46,6 +48,24 @@ int post_ping(struct qp *q, struct ibv_send_wr *wr)
 	return -ret;
 }
 
+/* --lend: a SEND's latency answer, taken perftest's way: counted, its
+ * receive posted again as it was, and no more. false: not an answer (a
+ * control message), for qp_recv(). */
+static bool lent_answer(struct qp *q, const struct ibv_wc *wc)
+{
+	const struct client *cl = q->cl;
+	int ret;
+
+	if (wc->opcode != IBV_WC_RECV || (wc->wc_flags & IBV_WC_WITH_IMM) ||
+	    wc->byte_len != cl->size || cl->o.op != BENCH_OP_SEND || cl->o.mode != BENCH_MODE_LAT)
+		return false;
+	q->answers++;
+	ret = rex_svc_post_recv(q->conn, &q->answer_recv);
+	if (ret && ret != -ENOTCONN) /* -ENOTCONN: closing, nothing to receive */
+		rex_svc_close(q->conn, true);
+	return true;
+}
+
 /* --lend: one poll of the lent CQ, as perftest polls; a receive (an
  * answer, a control message) is ours too, taken and posted again here,
  * not through the helper's callback (rex_svc_conn_lent_poll_recvs()). A
@@ -60,7 +80,8 @@ void lent_step(struct qp *q)
 	if (n == 0 || n == -ENOTCONN)
 		return;
 	if (n == 2) {
-		qp_recv(q->conn, wc.wr_id, &wc); /* as the helper would call it */
+		if (!lent_answer(q, &wc))
+			qp_recv(q->conn, wc.wr_id, &wc); /* as the helper would call it */
 		return;
 	}
 	if (n < 0 || wc.status != IBV_WC_SUCCESS) {

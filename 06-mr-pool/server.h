@@ -44,6 +44,10 @@ struct session {
 	 * posted and polled with the verbs alone, as perftest's server does). */
 	struct rex_svc_lent lent;
 	uint64_t lent_posted, lent_done; /* answers posted on it, and completed */
+	/* A SEND ping's receive and answer, made at the lend (lent_ping()). */
+	struct ibv_recv_wr ping_recv;
+	struct ibv_sge answer_sge;
+	struct ibv_send_wr ping_answer;
 	bool done_pending;   /* DONE came while lent: answered once it is back */
 	struct rusage start_usage; /* the process's CPU at the run's START */
 	/* The session's grant (server_grant.c). */
@@ -107,9 +111,6 @@ uint8_t *session_answer_at(uint8_t *mem, uint32_t buf_size, uint32_t max_size);
  * (a bind, an invalidate; the others need nothing). */
 void session_recv(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
 void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *wc);
-
-/* Busy-polling: the session's completions now, and its receives back. */
-void session_poll(struct session *ss);
 
 /* A round of busy polling: the helper, and for WRITE latency the ping's
  * byte in memory (the helper then every few rounds). 1: it polled the

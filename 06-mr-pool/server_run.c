@@ -48,24 +48,50 @@ void session_set_active(struct session *ss, bool active)
 	ss->active = active;
 }
 
+static int post_answer(struct session *ss, struct ibv_send_wr *wr);
+
 /* [lent-step] */
+/* --lend: a SEND's latency ping, taken perftest's way: its receive posted
+ * again as it was, its answer made at the lend posted, and no more. false:
+ * not a ping (a control message), for session_recv(). */
+static bool lent_ping(struct session *ss, const struct ibv_wc *wc)
+{
+	int ret;
+
+	if (wc->opcode != IBV_WC_RECV || (wc->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV)) ||
+	    wc->byte_len != ss->size || ss->hello.op != BENCH_OP_SEND || !ss->active)
+		return false;
+	ss->heard = true;
+	ss->messages++;
+	ss->server->messages++;
+	ret = rex_svc_post_recv(ss->conn, &ss->ping_recv);
+	if (ret && ret != -ENOTCONN)
+		fprintf(stderr, "server: %s: rex_svc_post_recv: %s\n", rex_svc_conn_name(ss->conn),
+		        strerror(-ret));
+	if (ret || post_answer(ss, &ss->ping_answer))
+		rex_svc_close(ss->conn, true);
+	return true;
+}
+/* [lent-step] */
+
 /* --lend: one poll of the lent CQ, as perftest's server polls. An answer's
- * completion is ours, and a receive (a ping, a control message), taken
- * here as the helper's callback would take it; the helper takes anything
- * else, and the CQ again once the connection is closing. */
-static void lent_step(struct session *ss)
+ * completion is ours, and a receive: a ping (lent_ping()), or a control
+ * message, taken as the helper's callback would take it; the helper takes
+ * anything else, and the CQ again once the connection is closing. */
+static inline void lent_step(struct session *ss)
 {
 	struct ibv_wc wc;
 	int n = rex_svc_conn_lent_poll_recvs(ss->conn, &wc);
 
-	if (n == -ENOTCONN) { /* closing: the lend is over */
-		ss->lent = (struct rex_svc_lent){0};
-		return;
-	}
 	if (n == 0)
 		return;
 	if (n == 2) {
-		session_recv(ss->conn, wc.wr_id, &wc);
+		if (!lent_ping(ss, &wc))
+			session_recv(ss->conn, wc.wr_id, &wc);
+		return;
+	}
+	if (n == -ENOTCONN) { /* closing: the lend is over */
+		ss->lent = (struct rex_svc_lent){0};
 		return;
 	}
 	if (n < 0) {
@@ -79,7 +105,6 @@ static void lent_step(struct session *ss)
 		ss->lent_done++;
 	}
 }
-/* [lent-step] */
 
 /* A latency run, busy-polled: with --lend, its QP lent to us. */
 static void lend_start(struct session *ss)
@@ -89,6 +114,13 @@ static void lend_start(struct session *ss)
 	if (!ss->server->lend || ss->hello.mode != BENCH_MODE_LAT)
 		return;
 	ss->lent_posted = ss->lent_done = 0;
+	ss->ping_recv = (struct ibv_recv_wr){.sg_list = &ss->recv_sge, .num_sge = 1};
+	ss->answer_sge = (struct ibv_sge){
+	    .addr = (uintptr_t)ss->answer, .length = ss->size, .lkey = ss->buf->lkey};
+	ss->ping_answer = (struct ibv_send_wr){.sg_list = &ss->answer_sge,
+	                                       .num_sge = 1,
+	                                       .opcode = IBV_WR_SEND,
+	                                       .send_flags = IBV_SEND_SIGNALED};
 	ret = rex_svc_conn_lend(ss->conn, &ss->lent);
 	if (ret) {
 		fprintf(stderr, "server: %s: rex_svc_conn_lend: %s\n", rex_svc_conn_name(ss->conn),
@@ -186,7 +218,6 @@ static int answer(struct session *ss, uint32_t len)
 	    .num_sge = 1,
 	    .send_flags = IBV_SEND_SIGNALED,
 	};
-	int ret;
 
 	if (ss->answer != ss->mem && ss->hello.op == BENCH_OP_WRITE)
 		ss->answer[len - 1] = bench_tag(ss->echo); /* an echo carries it already */
@@ -199,17 +230,22 @@ static int answer(struct session *ss, uint32_t len)
 		wr.wr.rdma.remote_addr = ss->hello.addr;
 		wr.wr.rdma.rkey = ss->hello.rkey;
 	}
+	return post_answer(ss, &wr);
+}
+/* [answer] */
+
+/* A latency answer posted: on the lent QP, or through the helper. */
+static int post_answer(struct session *ss, struct ibv_send_wr *wr)
+{
+	int ret;
+
 	ss->echo++;
-	if (ss->lent.qp)
-		ret = lent_post(ss, &wr);
-	else
-		ret = rex_svc_post_send(ss->conn, &wr);
+	ret = ss->lent.qp ? lent_post(ss, wr) : rex_svc_post_send(ss->conn, wr);
 	if (ret)
 		fprintf(stderr, "server: %s: the answer of ping %" PRIu64 " not posted: %s\n",
 		        rex_svc_conn_name(ss->conn), ss->echo, strerror(-ret));
 	return ret;
 }
-/* [answer] */
 
 /* [verify] */
 /* DONE: check what the run left in our buffer, after the timed region. */
@@ -416,7 +452,8 @@ void session_done(struct rex_svc_conn *c, uint64_t wr_id, const struct ibv_wc *w
 		rex_svc_close(c, true);
 }
 
-void session_poll(struct session *ss)
+/* Busy-polling: the session's completions now, and its receives back. */
+static void session_poll(struct session *ss)
 {
 	if (ss->lent.qp)
 		lent_step(ss);
