@@ -120,7 +120,9 @@ for saved in ("06-compare", "06-compare-2026-11-24", "06-compare-2026-11-27",
               "06-compare-2026-11-30-lat30", "06-compare-self-2026-11-30-send8",
               "06-compare-2026-12-07-lend", "06-compare-2026-12-07-lend-lat30",
               "06-compare-2026-12-07-code", "06-compare-2026-12-07-code-lat30",
-              "06-compare-2026-12-08-code",
+              "06-compare-2026-12-08-code", "06-compare-2026-12-08-option",
+              "06-compare-2026-12-08-option2",
+              "06-compare-self-2026-12-08", "06-compare-self-2026-12-08-2",
               "06-compare-self",
               "06-grant-cost"):
     with open(f"{src}/docs/results/{saved}.json") as f:
